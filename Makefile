@@ -1,0 +1,57 @@
+# The front door. `make help` lists the targets.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The measuring side may run under another interpreter that has jax + numpy
+# (an accelerator image's own python3): make bench PYTHON=python3
+PYTHON ?= $(PY)
+R ?= 5
+SMOKE ?=
+STRICT ?=
+RESULTS ?= results
+export NO_MKDOCS_2_WARNING := 1
+
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
+
+.PHONY: help venv bench bench-smoke site serve test lint clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@echo "  variables: R=5 (runs per figure)  SMOKE=1 (tiny sizes)  STRICT=1 (stale figures fail the site)"
+	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP) ## Create .venv and install the pinned dependencies (automatic)
+
+bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, then build the site
+	@status=0; \
+	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(SMOKE),--smoke) || status=$$?; \
+	$(MAKE) --no-print-directory site || status=$$?; \
+	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
+
+bench-smoke: ## Every figure once at tiny sizes into .bench/smoke-results (nothing in results/ changes)
+	$(MAKE) --no-print-directory bench R=1 SMOKE=1 RESULTS=.bench/smoke-results
+
+site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
+	@start=$$(date +%s%N); \
+	BENCH_RESULTS=$(RESULTS) BENCH_STRICT=$(STRICT) $(VENV)/bin/mkdocs build --strict --quiet && \
+	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
+
+serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
+	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+test: $(STAMP) ## Run the tests
+	$(PY) -m pytest -q
+
+lint: $(STAMP) ## ruff
+	$(VENV)/bin/ruff check .
+
+clean: ## Remove the built site and caches (keeps .venv and results/)
+	rm -rf site .bench .pytest_cache .ruff_cache

@@ -1,0 +1,50 @@
+"""fig-dispatch-vs-completion: a jitted matmul timed at two boundaries.
+
+``dispatch``: the call returned. ``completed``: the product is ready.
+The first tracks the Python call and the enqueue; the second tracks the work.
+"""
+
+FIGURE = {
+    "title": "Dispatch-only vs completed time of a jitted matmul",
+    "caption": (
+        "Stopping the clock when the call returns measures the dispatch path, not the "
+        "matmul: the completed time grows with n while the dispatch time barely moves. "
+        "An unblocked timing loop reports your Python, not your program."
+    ),
+    "chapter": "what-the-clock-caught.md",
+    "group_by": ["n"],
+    "variants": ["dispatch", "completed"],
+    "ratio": ["completed", "dispatch"],
+}
+
+# --8<-- [start:measure]
+import jax
+import numpy as np
+
+from harness import Recorder, check_close, figure_main
+
+matmul = jax.jit(lambda x: x @ x)
+
+
+def sizes(rec: Recorder) -> list[int]:
+    if rec.config.smoke:
+        return [16, 32]
+    return [128, 512, 1024] + ([4096] if rec.config.accelerator else [])
+
+
+def measure(rec: Recorder) -> None:
+    rng = np.random.default_rng(0)
+    for n in sizes(rec):
+        host = rng.standard_normal((n, n), dtype=np.float32)
+        x = jax.device_put(host)  # placed and ready before any clock starts
+        x.block_until_ready()
+        err = check_close(matmul(x), host.astype(np.float64) @ host,
+                          rtol=1e-3, atol=1e-3 * n, what=f"x @ x at n={n}")
+        common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n}, max_rel_error=err)
+        rec.collect("dispatch", "dispatch", matmul, (x,), **common)
+        rec.collect("completed", "completed", matmul, (x,), **common)
+# --8<-- [end:measure]
+
+
+if __name__ == "__main__":
+    figure_main(__file__, measure)

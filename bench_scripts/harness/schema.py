@@ -1,0 +1,101 @@
+"""The results-file contract, in code. ``results/README.md`` is its written twin.
+
+A test keeps the two in step: every column named here is documented there and
+nothing else is. Standard library only, so the measuring side and the
+publishing side can both import it.
+
+Format history:
+  1  first version: one row per sample, flat provenance on every row.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Provenance: identical on every row of one run (one process).
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "schema_version",
+    "figure_id",
+    "script_path",
+    "script_sha256",
+    "git_commit",
+    "git_dirty",
+    "timestamp_utc",
+    "machine",
+    "platform",
+    "device_kind",
+    "device_count",
+    "platform_version",
+    "jax_version",
+    "jaxlib_version",
+    "numpy_version",
+    "python_version",
+    "cpu_model",
+    "cpu_count",
+    "xla_flags",
+    "jax_enable_x64",
+    "jax_default_matmul_precision",
+)
+
+# What was measured (the spec) and what was observed, per sample.
+MEASUREMENT_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "boundary",
+    "dtype",
+    "shape",
+    "params",
+    "run",
+    "sample",
+    "calls",
+    "compiles",
+    "time_s",
+)
+
+# Figure-specific quantities; empty where a figure does not record them.
+OPTIONAL_COLUMNS: tuple[str, ...] = (
+    "max_rel_error",
+    "bytes_moved",
+    "flops",
+    "detail",
+)
+
+COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
+
+INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "calls", "compiles"})
+BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
+FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops"})
+# Columns that may be empty; every other column must hold a value.
+NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape"}
+
+BOUNDARIES = ("dispatch", "completed", "loop", "first-call")
+
+
+def figure_id_for(stem: str) -> str:
+    """``dispatch_vs_completion`` -> ``fig-dispatch-vs-completion``."""
+    return "fig-" + stem.replace("_", "-")
+
+
+def stem_for(figure_id: str) -> str:
+    """Inverse of :func:`figure_id_for`."""
+    if not figure_id.startswith("fig-"):
+        raise ValueError(f"figure id {figure_id!r} does not start with 'fig-'")
+    return figure_id[4:].replace("-", "_")
+
+
+def format_params(params: dict[str, object]) -> str:
+    """Parameters as ``key=value;key=value``, keys sorted, for one flat column."""
+    for key, value in params.items():
+        text = f"{key}{value}"
+        if any(ch in text for ch in ";=\n"):
+            raise ValueError(f"parameter {key}={value!r} may not contain ';', '=' or a newline")
+    return ";".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+def parse_params(text: str) -> dict[str, str]:
+    """Inverse of :func:`format_params`; values stay strings."""
+    if not text:
+        return {}
+    pairs = [item.split("=", 1) for item in text.split(";")]
+    if any(len(pair) != 2 or not pair[0] for pair in pairs):
+        raise ValueError(f"params {text!r} is not of the form key=value;key=value")
+    return {k: v for k, v in pairs}
