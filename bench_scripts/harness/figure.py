@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -50,10 +51,21 @@ class Config:
 class Recorder:
     """Collects one process's samples as rows of the results schema."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, artifacts: Path | None = None) -> None:
         self.config = config
         self.rows: list[dict[str, Any]] = []
         self._next_sample: dict[tuple, int] = defaultdict(int)
+        self._artifacts = artifacts
+
+    def artifact(self, name: str) -> Path:
+        """Where to write a side file (a trace, a profile). The first run's
+        side files are published beside the CSV as ``<stem>.<name>``."""
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+            raise ValueError(f"artifact name {name!r}: lower-case letters, digits, '.', '_', '-'")
+        if self._artifacts is None:
+            raise RuntimeError("this recorder has no artifact folder (not running as a worker)")
+        self._artifacts.mkdir(parents=True, exist_ok=True)
+        return self._artifacts / name
 
     def add(self, variant: str, boundary: str, samples: Iterable[timing.Sample], *,
             dtype: str, shape: str, params: dict[str, object] | None = None,
@@ -105,6 +117,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--worker", action="store_true", help="measure once, in this process")
     parser.add_argument("--run-index", type=int, default=0)
     parser.add_argument("--out", type=Path, help="worker: where to write this run's rows")
+    parser.add_argument("--artifacts", type=Path, help="worker: folder for side files")
     parser.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
                         help="tiny sizes and budgets, so the script is exercised quickly")
     parser.add_argument("--runs", type=int, help="orchestrator: number of processes (R)")
@@ -114,7 +127,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse.Namespace) -> int:
     fields = provenance.collect_all(script, REPO)
-    recorder = Recorder(Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"])))
+    config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]))
+    recorder = Recorder(config, args.artifacts)
     try:
         measure(recorder)
     except ReferenceMismatch as err:

@@ -40,8 +40,8 @@ def to_csv_text(rows: Iterable[Row]) -> str:
     return buf.getvalue()
 
 
-def write_atomic(path: Path, text: str, staging: Path | None = None) -> None:
-    """Replace ``path`` with ``text`` in one rename.
+def write_atomic(path: Path, data: str | bytes, staging: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` in one rename.
 
     The temporary file lives in ``staging`` (outside ``results/``) when given,
     so an interrupted write leaves nothing behind in the results folder and the
@@ -52,9 +52,12 @@ def write_atomic(path: Path, text: str, staging: Path | None = None) -> None:
     tmp_dir = staging or path.parent
     tmp_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=tmp_dir)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make results unreadable to others
     try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         try:
@@ -62,7 +65,7 @@ def write_atomic(path: Path, text: str, staging: Path | None = None) -> None:
         except OSError:
             if tmp_dir == path.parent:
                 raise
-            write_atomic(path, text, staging=None)
+            write_atomic(path, data, staging=None)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -17,6 +17,7 @@ import contextlib
 import csv
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,14 +86,16 @@ def _merge(stem: str, parts: list[Path]) -> tuple[str, str]:
 def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Path,
                index: str = "") -> Outcome:
     stem, started = script.stem, time.monotonic()
-    for old in staging.glob(f"{stem}.run*.csv"):
-        old.unlink()
+    for old in staging.glob(f"{stem}.run*"):
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
     parts = [staging / f"{stem}.run{i}.csv" for i in range(runs)]
+    side = staging / f"{stem}.run0.artifacts"
     try:
         for i, part in enumerate(parts):
             elapsed = time.monotonic() - started
             print(f"{index}{stem}: run {i + 1} of {runs} (elapsed {elapsed:.1f} s)", flush=True)
             cmd = [sys.executable, str(script), "--worker", "--run-index", str(i), "--out", str(part)]
+            cmd += ["--artifacts", str(side if i == 0 else staging / f"{stem}.run{i}.artifacts")]
             proc = subprocess.run(cmd + (["--smoke"] if smoke else []), stderr=subprocess.PIPE,
                                   text=True, timeout=RUN_TIMEOUT_S)
             if proc.returncode != 0:
@@ -100,6 +103,8 @@ def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Pat
                 return Outcome(stem, False, time.monotonic() - started,
                                f"run {i + 1} exited {proc.returncode}:\n{tail}")
         text, machine = _merge(stem, parts)
+        for item in sorted(side.glob("*")) if side.is_dir() else []:
+            write_atomic(results / machine / f"{stem}.{item.name}", item.read_bytes(), staging=staging)
         write_atomic(results / machine / f"{stem}.csv", text, staging=staging)
         wall = time.monotonic() - started
         return Outcome(stem, True, wall, f"{runs} runs -> {results / machine / (stem + '.csv')}")
@@ -108,8 +113,8 @@ def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Pat
     except (OSError, ValueError, RuntimeError, csv.Error) as err:
         return Outcome(stem, False, time.monotonic() - started, str(err))
     finally:
-        for part in parts:
-            part.unlink(missing_ok=True)
+        for leftover in staging.glob(f"{stem}.run*"):
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
 
 
 def _summary(outcomes: list[Outcome], total_s: float) -> str:

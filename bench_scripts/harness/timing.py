@@ -28,7 +28,7 @@ Clock = Callable[[], float]
 Block = Callable[[Any], Any]
 
 MIN_SAMPLES = 10
-MAX_SAMPLES = 2000
+MAX_SAMPLES = 100  # keeps a committed CSV near a megabyte; 100 samples pin a median well
 BUDGET_S = 0.5  # 500 ms of timed work per (variant, shape) per run
 WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
 
