@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.provenance import LABEL_RE
 from harness.schema import (
     BOOL_COLUMNS,
     COLUMNS,
@@ -101,6 +102,9 @@ def _check_row(row: dict[str, object], where: str, expect: ResultFile | None) ->
 
 def read_validated(path: Path, expect: ResultFile | None = None) -> list[dict[str, object]]:
     """Rows of ``path`` as typed dicts, or :class:`ResultsError` at the first bad line."""
+    if expect and not LABEL_RE.match(expect.machine):
+        raise ResultsError(f"{path}:1: folder name {expect.machine!r} is not a machine label "
+                           "(lower-case letters, digits, '.', '_' and '-')")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -161,11 +165,19 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
           and (frame["figure_id"] == figure_id_for(file.stem)).all()
           and (frame["machine"] == file.machine).all()
           and not frame.duplicated(["run", "variant", "params", "sample"]).any())
-    if not ok:
+    if not ok or not _params_parse(raw["params"]):
         return None
     for col in NULLABLE_COLUMNS - FLOAT_COLUMNS:
         frame[col] = frame[col].replace("", None)
     return frame
+
+
+def _params_parse(values: pd.Series) -> bool:
+    try:
+        values.map(parse_params)
+    except ValueError:
+        return False
+    return True
 
 
 def _finite(values: pd.Series) -> bool:
@@ -178,14 +190,11 @@ def load(file: ResultFile) -> pd.DataFrame:
 
     Raises :class:`ResultsError` naming the file and line of the first problem.
     """
-    frame = _fast_frame(file)
+    frame = _fast_frame(file) if LABEL_RE.match(file.machine) else None
     if frame is None:
         rows = read_validated(file.path, file)  # raises with file:line if bad
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    try:
-        params = frame["params"].fillna("").map(parse_params)
-    except ValueError as err:
-        raise ResultsError(f"{file.path}:2: {err}") from None
+    params = frame["params"].fillna("").map(parse_params)  # checked above
     for key in sorted({k for p in params for k in p}):
         frame[f"p_{key}"] = params.map(lambda p, k=key: p.get(k))
     return frame
