@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 # --8<-- [start:count]
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
