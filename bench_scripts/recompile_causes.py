@@ -42,18 +42,21 @@ from harness import Recorder, Sample, check_close, figure_main
 from harness.compiles import compile_log, count, tidy
 
 ROOT = Path(__file__).resolve().parents[1]  # log paths are published relative to the repository
+LR = 0.05  # initial learning rate
 DECAY = np.float32(0.5)  # the learning rate halves after every epoch
 Batch = tuple[np.ndarray | jax.Array, ...]  # (x, y, mask)
 Rate = float | np.float32
 
 # --8<-- [start:loop]
-def sgd_step(w: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array, lr: Rate) -> jax.Array:
-    """One least-squares SGD step; ``mask`` weighs rows, so padding rows count for nothing."""
+def sgd_step(w: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array,
+             lr: Rate) -> jax.Array:
+    """One least-squares SGD step; ``mask`` weighs rows: padding rows count for nothing."""
     r = mask * (x @ w - y)
     return w - lr * (2 / jnp.sum(mask)) * (r @ x)
 
 
-def train(step: Callable, w: jax.Array, batches: list[Batch], lr: Rate, epochs: int) -> jax.Array:
+def train(step: Callable, w: jax.Array, batches: list[Batch], lr: Rate,
+          epochs: int) -> jax.Array:
     for _ in range(epochs):
         for x, y, mask in batches:
             w = step(w, x, y, mask, lr)
@@ -65,8 +68,9 @@ def train(step: Callable, w: jax.Array, batches: list[Batch], lr: Rate, epochs: 
 # --8<-- [start:split]
 def split(x: np.ndarray, y: np.ndarray, size: int) -> list[Batch]:
     """Batches in order; the last one is short when ``size`` does not divide the data."""
+    starts = range(0, len(y), size)
     return [(x[i:i + size], y[i:i + size], np.ones(len(y[i:i + size]), np.float32))
-            for i in range(0, len(y), size)]
+            for i in starts]
 # --8<-- [end:split]
 
 
@@ -75,16 +79,17 @@ def pad(batch: Batch, size: int) -> Batch:
     """Fix for shape drift: fill up to ``size`` rows; the padding's mask is 0."""
     x, y, mask = batch
     extra = size - len(y)
-    return (np.pad(x, ((0, extra), (0, 0))), np.pad(y, (0, extra)), np.pad(mask, (0, extra)))
+    return np.pad(x, ((0, extra), (0, 0))), np.pad(y, (0, extra)), np.pad(mask, (0, extra))
 # --8<-- [end:pad]
 
 
 # --8<-- [start:closure]
-def train_closure(step: Callable, w: jax.Array, batches: list[Batch], lr: Rate, epochs: int) -> jax.Array:
+def train_closure(step: Callable, w: jax.Array, batches: list[Batch], lr: Rate,
+                  epochs: int) -> jax.Array:
     """Cause: a new function object every step; ``step`` is there but not used."""
     for _ in range(epochs):
         for x, y, mask in batches:
-            fresh = jax.jit(lambda w, x, y, mask: sgd_step(w, x, y, mask, lr))  # noqa: B023
+            fresh = jax.jit(lambda w, x, y, m: sgd_step(w, x, y, m, lr))  # noqa: B023
             w = fresh(w, x, y, mask)
         lr = lr * DECAY
     return w
@@ -113,15 +118,15 @@ def one_sample(train_fn: Callable, w0: jax.Array, batches: list[Batch], lr: Rate
     Returns the sample, what the log said in the window (its cache-miss
     explanations, else its plain lines; empty when it was silent) and the weights.
     """
-    jax.clear_caches()  # each sample starts with nothing compiled, like a fresh process
+    jax.clear_caches()  # each sample starts with nothing compiled, as a new process would
     step = jax.jit(sgd_step)
-    jax.block_until_ready(step(w0, *batches[0], lr))  # warm-up: the compile every loop pays
+    jax.block_until_ready(step(w0, *batches[0], lr))  # warm-up: the one compile it must pay
     with count() as seen, compile_log() as log:
         t0 = time.perf_counter()
         w = jax.block_until_ready(train_fn(step, w0, batches, lr, epochs))
         elapsed = time.perf_counter() - t0
     steps = epochs * len(batches)
-    said = "\n\n".join(dict.fromkeys(tidy(text, ROOT) for text in log.explanations or log.lines))
+    said = "\n\n".join(dict.fromkeys(tidy(t, ROOT) for t in log.explanations or log.lines))
     return Sample(elapsed / steps, steps, seen.n), said, w
 # --8<-- [end:sample]
 
@@ -131,25 +136,33 @@ def cases(x: np.ndarray, y: np.ndarray, size: int) -> dict[tuple[str, str], tupl
     """(cause, variant) -> (train function, batches, initial learning rate)."""
     ragged = split(x, y, size)
     padded = on_device([pad(b, size) for b in ragged])
-    lr = np.float32(0.05)  # explicit dtype: strongly typed float32 from the start
+    lr = np.float32(LR)  # explicit dtype: a strongly typed float32 from the start
     return {
         ("shape-drift", "as-written"): (train, on_device(ragged), lr),
         ("shape-drift", "fixed"): (train, padded, lr),
         ("closure", "as-written"): (train_closure, padded, lr),
         ("closure", "fixed"): (train, padded, lr),
-        ("weak-type", "as-written"): (train, padded, 0.05),  # Python float: weakly typed
+        ("weak-type", "as-written"): (train, padded, LR),  # Python float: weak type
         ("weak-type", "fixed"): (train, padded, lr),
     }
 # --8<-- [end:cases]
 
 
+def sizes(rec: Recorder) -> tuple[int, int, int, int, int]:
+    """rows, features, batch size, epochs, samples per run. Full size: two full batches
+    and a short one per epoch; the closure loop compiles on each of its steps."""
+    return (40, 8, 16, 2, 1) if rec.config.smoke else (168, 32, 64, 2, 3)
+
+
 def measure(rec: Recorder) -> None:
-    rows, dim, size, epochs, samples = (40, 8, 16, 2, 1) if rec.config.smoke else (168, 32, 64, 2, 3)
+    rows, dim, size, epochs, samples = sizes(rec)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, dim), dtype=np.float32)
-    y = x @ rng.standard_normal(dim, dtype=np.float32) + 0.1 * rng.standard_normal(rows, dtype=np.float32)
+    noise = 0.1 * rng.standard_normal(rows, dtype=np.float32)
+    y = x @ rng.standard_normal(dim, dtype=np.float32) + noise
     w0 = jax.block_until_ready(jax.device_put(np.zeros(dim, np.float32)))
-    want = numpy_train(split(x.astype(np.float64), y.astype(np.float64), size), np.zeros(dim), 0.05, epochs)
+    ref_batches = split(x.astype(np.float64), y.astype(np.float64), size)
+    want = numpy_train(ref_batches, np.zeros(dim), LR, epochs)
     for (cause, variant), (train_fn, batches, lr) in cases(x, y, size).items():
         for _ in range(samples):
             sample, said, w = one_sample(train_fn, w0, batches, lr, epochs)
