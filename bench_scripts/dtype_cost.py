@@ -19,6 +19,7 @@ FIGURE = {
     "chapter": "diagnosing/dtypes-and-precision.md",
     "group_by": ["op"],
     "variants": ["float32", "bfloat16", "float16", "float64"],
+    "metrics": ["bandwidth", "flop_rate", "error"],
 }
 
 # --8<-- [start:measure]

@@ -20,6 +20,7 @@ FIGURE = {
     "chapter": "diagnosing/dtypes-and-precision.md",
     "group_by": ["n"],
     "variants": ["default", "high", "highest", "bf16-operands"],
+    "metrics": ["error", "flop_rate"],
 }
 
 # --8<-- [start:measure]
