@@ -65,6 +65,10 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
 
+# Optional columns added after version 1 first shipped: a file written before
+# one of them existed still reads, with that column empty.
+ADDED_LATER: frozenset[str] = frozenset({"size_bytes"})
+
 INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "calls", "compiles"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
 FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes"})
