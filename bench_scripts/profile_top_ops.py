@@ -19,8 +19,8 @@ FIGURE = {
         "ratio is the profiler's own cost; the operations behind the busy time are ranked below."
     ),
     "chapter": "diagnosing/profiling.md",
-    "variants": ["unprofiled step", "traced step", "host dispatch", "ops busy", "ops first to last"],
-    "ratio": ["traced step", "unprofiled step"],
+    "variants": ["unprofiled-step", "traced-step", "host-dispatch", "ops-busy", "ops-span"],
+    "ratio": ["traced-step", "unprofiled-step"],
     "code_sections": ["model", "measure"],
 }
 
@@ -119,9 +119,10 @@ def record_step(rec: Recorder, events: list[profiles.Event], span: profiles.Even
     if not ops:
         raise RuntimeError(f"step {span.args.get('step_num')}: the trace holds no compiled-op events")
     busy, active = profiles.busy_and_span(ops)
-    dispatch = sum(e.dur for e in inside if e.name.startswith("PjitFunction(") and e.tid == span.tid)
-    totals = [("traced step", span.dur * profiles.US), ("host dispatch", dispatch * profiles.US),
-              ("ops busy", busy), ("ops first to last", active)]
+    calls = [e for e in inside if e.name.startswith("PjitFunction(") and e.tid == span.tid]
+    dispatch = sum(e.dur for e in profiles.outermost(calls))
+    totals = [("traced-step", span.dur * profiles.US), ("host-dispatch", dispatch * profiles.US),
+              ("ops-busy", busy), ("ops-span", active)]
     for variant, seconds in totals:
         rec.add(variant, "trace", [Sample(seconds, 1, n_compiles)], dtype="float32", shape=shape)
     for op, seconds in profiles.seconds_by_op(ops).items():
@@ -162,14 +163,14 @@ def record_memory(rec: Recorder, scratch: str, shape: str) -> None:
     live = jax.live_arrays()
     live_bytes = sum(a.nbytes for a in live)
     census_s = time.perf_counter() - t0
-    rows = [("profile buffers", saved_s, totals.totals.get(("space/bytes", "buffer"), 0),
+    rows = [("profile-buffers", saved_s, totals.totals.get(("space/bytes", "buffer"), 0),
              f"{totals.samples.get('buffer', 0)} buffer samples"),
-            ("live arrays", census_s, live_bytes, f"{len(live)} arrays (jax.live_arrays)")]
+            ("live-arrays", census_s, live_bytes, f"{len(live)} arrays (jax.live_arrays)")]
     for part, seconds, size, detail in rows:
         rec.add("memory", "completed", [Sample(seconds)], dtype="float32", shape=shape,
                 params={"part": part}, size_bytes=float(size), detail=detail)
     rec.add("file", "completed", [Sample(saved_s)], dtype="float32", shape=shape,
-            params={"part": "memory profile"}, size_bytes=float(published.stat().st_size))
+            params={"part": "memory-profile"}, size_bytes=float(published.stat().st_size))
 
 
 def measure(rec: Recorder) -> None:
@@ -180,7 +181,7 @@ def measure(rec: Recorder) -> None:
     jax.block_until_ready((params, x, y))
     check_close(loss(params, x, y), loss_numpy(host_params, host_x, host_y),
                 rtol=1e-4, atol=1e-5, what="MLP loss")
-    rec.collect("unprofiled step", "completed", train_step, (params, x, y), dtype="float32",
+    rec.collect("unprofiled-step", "completed", train_step, (params, x, y), dtype="float32",
                 shape=shape)
     names = describe_ops(params, x, y)
     with tempfile.TemporaryDirectory() as scratch:

@@ -113,6 +113,15 @@ def test_an_op_nested_in_another_on_the_same_thread_is_not_counted_twice(tmp_pat
     assert sorted(e.name for e in ops) == ["other", "while"]
 
 
+def test_outermost_keeps_a_same_named_inner_scope_out_of_a_sum(tmp_path):
+    path = write_trace(tmp_path / "t.json.gz", [
+        host("PjitFunction(step)", 0.0, 100.0), host("PjitFunction(step)", 1.0, 98.0),
+        host("PjitFunction(step)", 200.0, 10.0), host("PjitFunction(step)", 50.0, 5.0, tid=7),
+    ])
+    kept = profiles.outermost(profiles.read_trace(path))
+    assert sorted((e.ts, e.tid) for e in kept) == [(0.0, 1), (50.0, 7), (200.0, 1)]
+
+
 def test_no_ops_means_zero_busy_and_zero_span():
     assert profiles.busy_and_span([]) == (0.0, 0.0)
 

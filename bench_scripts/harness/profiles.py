@@ -47,6 +47,7 @@ class Event:
         return self.args.get("hlo_op")
 
 
+# --8<-- [start:read-trace]
 def read_trace(path: Path) -> list[Event]:
     """Complete events of a gzipped trace-event JSON file, sorted by start time."""
     try:
@@ -65,19 +66,24 @@ def within(events: list[Event], span: Event) -> list[Event]:
     return [e for e in events if span.ts <= e.ts < span.end]
 
 
+def outermost(events: list[Event]) -> list[Event]:
+    """Drop every event nested inside an earlier kept one on the same thread, so a
+    sum of durations counts no interval twice (the profiler often records a
+    call and its own inner scope under the same name). Expects start-time order."""
+    kept: list[Event] = []
+    open_until: dict[tuple[int, int], float] = {}
+    for e in events:
+        lane = (e.pid, e.tid)
+        if e.ts >= open_until.get(lane, float("-inf")):
+            kept.append(e)
+            open_until[lane] = e.end
+    return kept
+
+
 def op_events(events: list[Event]) -> list[Event]:
     """Compiled-operation events, outermost only: an op nested in another op on
     the same thread (a call inside a loop body, say) is not counted twice."""
-    outer: list[Event] = []
-    open_until: dict[tuple[int, int], float] = {}
-    for e in events:
-        if e.hlo_op is None:
-            continue
-        lane = (e.pid, e.tid)
-        if e.ts >= open_until.get(lane, float("-inf")):
-            outer.append(e)
-            open_until[lane] = e.end
-    return outer
+    return outermost([e for e in events if e.hlo_op is not None])
 
 
 def seconds_by_op(ops: list[Event]) -> dict[str, float]:
@@ -93,6 +99,7 @@ def busy_and_span(ops: list[Event]) -> tuple[float, float]:
     if not ops:
         return 0.0, 0.0
     return sum(e.dur for e in ops) * US, (max(e.end for e in ops) - min(e.ts for e in ops)) * US
+# --8<-- [end:read-trace]
 
 
 # --- pprof (protocol buffers, wire format) -----------------------------------
@@ -159,6 +166,7 @@ def _bytes_of(data: bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
+# --8<-- [start:pprof-totals]
 @dataclass(frozen=True)
 class PprofTotals:
     """Per sample type (``"space/bytes"``), per value of one label: sum and sample count."""
@@ -182,6 +190,7 @@ def pprof_totals(data: bytes, label: str = "kind") -> PprofTotals:
             for kind, amount in zip(types, values):
                 totals[(kind, group)] += amount
     return PprofTotals(dict(totals), dict(samples))
+# --8<-- [end:pprof-totals]
 
 
 def _string(strings: list[str], index: int) -> str:
