@@ -120,6 +120,8 @@ def record_step(rec: Recorder, events: list[profiles.Event], span: profiles.Even
         raise RuntimeError(f"step {span.args.get('step_num')}: the trace holds no compiled-op events")
     busy, active = profiles.busy_and_span(ops)
     calls = [e for e in inside if e.name.startswith("PjitFunction(") and e.tid == span.tid]
+    if not calls:  # a zero would be recorded as a time; say what is missing instead
+        raise RuntimeError("no PjitFunction(...) event on the step's thread: has the profiler renamed it?")
     dispatch = sum(e.dur for e in profiles.outermost(calls))
     totals = [("traced-step", span.dur * profiles.US), ("host-dispatch", dispatch * profiles.US),
               ("ops-busy", busy), ("ops-span", active)]
