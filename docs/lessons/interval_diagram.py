@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-WIDTH = 820  # px
-LABEL_W = 210  # px reserved left of the time axis for row labels
+WIDTH = 700  # px: fits the page's content column unscaled, so the text stays legible
+LABEL_W = 170  # px reserved left of the time axis for row labels
 RIGHT_PAD = 20  # px
 ROW_H = 30  # px per lane or interval row
 
@@ -58,7 +58,7 @@ def _x(t: float) -> float:
     return LABEL_W + t / 100 * (WIDTH - LABEL_W - RIGHT_PAD)
 
 
-def _text(x: float, y: float, text: str, *, size: int = 12, anchor: str = "start",
+def _text(x: float, y: float, text: str, *, size: int = 13, anchor: str = "start",
           weight: str = "normal", fill: str = "#222") -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
             f'font-weight="{weight}" fill="{fill}">{escape(text)}</text>')
@@ -71,7 +71,7 @@ def _box(y: float, box: Box) -> str:
     x0, x1 = _x(box.start), _x(box.stop)
     return (f'<rect x="{x0:.1f}" y="{y + 4:.1f}" width="{x1 - x0:.1f}" height="{ROW_H - 8}" '
             f'rx="3" fill="{COLOURS[box.kind]}" stroke="#555"{dash}/>'
-            + _text((x0 + x1) / 2, y + ROW_H / 2 + 4, box.label, size=11, anchor="middle", fill=ink))
+            + _text((x0 + x1) / 2, y + ROW_H / 2 + 4, box.label, size=12, anchor="middle", fill=ink))
 
 
 def _interval(y: float, iv: Interval) -> str:
@@ -90,7 +90,7 @@ def _interval(y: float, iv: Interval) -> str:
 
 def _panel(top: float, panel: Panel) -> tuple[str, float]:
     """SVG for one panel and the y where the next one may start."""
-    parts = [_text(10, top + 16, panel.title, size=14, weight="bold")]
+    parts = [_text(10, top + 16, panel.title, size=15, weight="bold")]
     y = top + 26
     for name, boxes in panel.lanes:
         parts.append(_text(LABEL_W - 10, y + ROW_H / 2 + 4, name, anchor="end", weight="bold"))
@@ -104,17 +104,17 @@ def _panel(top: float, panel: Panel) -> tuple[str, float]:
 WARM = Panel(
     "A. One call after warm-up: what does each timer hold?",
     lanes=(
-        ("host (Python)", (Box(0, 19, "place inputs, wait", "host"),
-                           Box(22, 33, "dispatch", "host"),
-                           Box(33, 52, "free: runs ahead", "free"),
+        ("host (Python)", (Box(0, 20, "place inputs", "host"),
+                           Box(23, 36, "dispatch", "host"),
+                           Box(36, 52, "free", "free"),
                            Box(52, 99, "wait for ready", "wait"))),
-        ("device", (Box(6, 19, "copy in", "device"),
-                    Box(33, 99, "compute the result", "device"))),
+        ("device", (Box(6, 20, "copy in", "device"),
+                    Box(36, 99, "compute the result", "device"))),
     ),
     intervals=(
-        Interval(22, 33, "dispatch only", "misses"),
-        Interval(22, 99, "completed (warm)", "counts"),
-        Interval(0, 33, "broken: setup, no wait", "misses"),
+        Interval(23, 36, "dispatch only", "misses"),
+        Interval(23, 99, "completed (warm)", "counts"),
+        Interval(0, 36, "broken: setup, no wait", "misses"),
         Interval(0, 99, "end-to-end request", "other"),
     ),
 )
@@ -123,13 +123,13 @@ FIRST = Panel(
     "B. The first call of a fresh function: T_first = T_compile + T_warm",
     lanes=(
         ("host (Python)", (Box(0, 9, "trace", "stage"), Box(9, 20, "lower", "stage"),
-                           Box(20, 56, "compile", "stage"), Box(56, 67, "dispatch", "host"),
+                           Box(20, 54, "compile", "stage"), Box(54, 67, "dispatch", "host"),
                            Box(67, 99, "wait for ready", "wait"))),
         ("device", (Box(67, 99, "first execute", "device"),)),
     ),
     intervals=(
-        Interval(0, 56, "T_compile", "other"),
-        Interval(56, 99, "first execute (model: T_warm)", "other"),
+        Interval(0, 54, "T_compile", "other"),
+        Interval(54, 99, "first execute ≈ T_warm", "other"),
         Interval(0, 99, "first call (cold)", "counts"),
     ),
 )
@@ -151,6 +151,6 @@ def interval_diagram() -> str:
         # An opaque background keeps the figure legible on a dark page theme.
         f'<rect width="{WIDTH}" height="{height:.0f}" fill="#fff"/>',
         body_a, body_b,
-        _text(10, height - 8, FOOTNOTE, size=11, fill="#555"),
+        _text(10, height - 8, FOOTNOTE, size=12, fill="#555"),
         "</svg>",
     ])

@@ -24,7 +24,10 @@ def highlight(source: str) -> str:
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer
 
-    return _highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+    # Scroll long lines instead of wrapping them mid-word (notebook CSS wraps <pre>).
+    formatter = HtmlFormatter(noclasses=True, nobackground=True,
+                              prestyles="white-space: pre; overflow-x: auto; font-size: 0.85em")
+    return _highlight(source, PythonLexer(), formatter)
 
 
 def reveal(obj: Callable | str, summary: str) -> str:
@@ -77,13 +80,11 @@ def report_rows(first_calls: Sequence[Mapping[str, float]], warm_s: Sequence[flo
     t_warm = statistics.median(warm_s)
     compile_s = [compile_part(s) for s in first_calls]
     return [
-        _row("first call, observed", "trace + lower + compile + first execute",
-             [first_call_total(s) for s in first_calls]),
+        _row("first call", "trace to ready", [first_call_total(s) for s in first_calls]),
         _row("T_compile", "trace + lower + compile", compile_s),
-        _row("first execute", "first run of the compiled program, output ready",
-             [s["first-execute"] for s in first_calls]),
-        _row("T_warm", "warm call, ready minus start", warm_s),
-        _row("T_first = T_compile + T_warm", "model of the first call", [c + t_warm for c in compile_s]),
+        _row("first execute", "dispatch to ready", [s["first-execute"] for s in first_calls]),
+        _row("T_warm", "warm: start to ready", warm_s),
+        _row("T_first (model)", "T_compile + T_warm", [c + t_warm for c in compile_s]),
     ]
 
 
@@ -94,6 +95,11 @@ def report_table(rows: Sequence[ReportRow]) -> list[dict[str, object]]:
              "max (ms)": round(r.high_s * MS, 3)} for r in rows]
 
 
+def _headroom(ax, top: float) -> None:
+    """Room above the data for the legend, so it never hides a sample."""
+    ax.set_ylim(0, top * 1.45)
+
+
 def _first_call_panel(ax, first_calls: Sequence[Mapping[str, float]]) -> None:
     bottoms = [0.0] * len(first_calls)
     xs = range(1, len(first_calls) + 1)
@@ -102,10 +108,11 @@ def _first_call_panel(ax, first_calls: Sequence[Mapping[str, float]]) -> None:
         ax.bar(xs, heights, bottom=bottoms, label=stage, width=0.6)
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     ax.set_xticks(list(xs))
+    _headroom(ax, max(bottoms))
     ax.set_xlabel("fresh function (one first call each)")
     ax.set_ylabel("ms")
     ax.set_title("first call, by stage")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
 
 
 def _warm_panel(ax, warm_s: Sequence[float]) -> None:
@@ -114,11 +121,11 @@ def _warm_panel(ax, warm_s: Sequence[float]) -> None:
     ax.axhspan(q1, q3, color="tab:green", alpha=0.15, label="interquartile range")
     ax.axhline(statistics.median(ms), color="tab:green", label="median = T_warm")
     ax.plot(range(1, len(ms) + 1), ms, "o", ms=3, color="tab:blue", label="one sample")
-    ax.set_ylim(bottom=0)
+    _headroom(ax, max(ms))
     ax.set_xlabel("warm sample, in the order taken")
     ax.set_ylabel("ms")
     ax.set_title("warm calls, ready minus start")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", ncol=3)
 
 
 def report_chart(first_calls: Sequence[Mapping[str, float]], warm_s: Sequence[float]) -> str:
