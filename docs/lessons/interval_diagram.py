@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-WIDTH = 700  # px: fits the page's content column unscaled, so the text stays legible
-LABEL_W = 170  # px reserved left of the time axis for row labels
-RIGHT_PAD = 20  # px
+WIDTH = 600  # px: fits the page's content column unscaled, so the text stays legible
+LABEL_W = 160  # px reserved left of the time axis for row labels
+RIGHT_PAD = 14  # px
 ROW_H = 30  # px per lane or interval row
 
 COLOURS = {
@@ -134,8 +134,8 @@ FIRST = Panel(
     ),
 )
 
-FOOTNOTE = ("Lengths show the order of events only, not measured durations.  "
-            "Triangle: the clock starts.  Bar: the clock stops.")
+FOOTNOTE = ("Lengths show order only, not measured durations. "
+            "Triangle: the clock starts. Bar: it stops.")
 
 
 def interval_diagram() -> str:
