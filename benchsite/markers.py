@@ -148,6 +148,16 @@ def _stat_ratio(frame, opts, fig) -> str:
     return fmt.ratio_range(s.median, s.low, s.high)
 
 
+def _stat_compiles(frame, opts, fig) -> str:
+    s = stats.summarize(stats.run_medians(_select(frame, opts), "compiles"))
+    return fmt.count_range(s.median, s.low, s.high)
+
+
+def _stat_diff(frame, opts, fig, per_window: bool = False) -> str:
+    s = stats.summarize(stats.diff_per_run(*_pair(frame, opts, fig), per_window=per_window))
+    return fmt.time_range(s.median, s.low, s.high)
+
+
 def _stat_verdict(frame, opts, fig) -> str:
     a, b = (stats.summarize(stats.run_medians(x)) for x in _pair(frame, opts, fig))
     return stats.verdict(a, b)
@@ -168,9 +178,26 @@ def _stat_runs(frame, opts, fig) -> str:
 STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
     "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
     "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
+    "compiles": _stat_compiles, "diff": _stat_diff,
+    "lost": lambda frame, opts, fig: _stat_diff(frame, opts, fig, per_window=True),
 }
+
+
+# --- bench:detail -----------------------------------------------------------------------
+
+def detail_marker(args: list[str], ctx: Context) -> str:
+    """The distinct ``detail`` texts of the selected rows (e.g. what JAX's compile
+    log said), each with how many samples carried it; escaped, never interpreted."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    if (fig_id, machine) not in ctx.catalog.frames:
+        raise ValueError(f"no valid results for {fig_id} on {machine}")
+    frame = ctx.catalog.frames[(fig_id, machine)]
+    return render.detail_list(_select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
 
 HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "figure": figure_marker,
     "value": value_marker,
+    "detail": detail_marker,
 }

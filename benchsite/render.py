@@ -114,6 +114,21 @@ def warm_compiles(frame: pd.DataFrame) -> str:
             f"window ({names}); those times include a compile.</p>")
 
 
+def detail_list(frame: pd.DataFrame, source: str) -> str:
+    """Each distinct ``detail`` text once, in first-seen order, with how many of
+    the samples carried it; a plain statement when no sample carried any."""
+    total, runs = len(frame), frame["run"].nunique()
+    texts = frame["detail"].dropna()
+    texts = texts[texts != ""]
+    where = f"{total} samples, {runs} runs of {esc(source)}"
+    if texts.empty:
+        return f'<p class="bench-detail-none">Nothing logged in any of the {where}.</p>'
+    blocks = [f'<p class="bench-detail-meta">In {n} of the {where}:</p>\n'
+              f'<pre class="bench-detail"><code>{esc(text)}</code></pre>'
+              for text, n in texts.value_counts(sort=False).items()]
+    return '<div class="bench-details" markdown="0">\n' + "\n".join(blocks) + "\n</div>"
+
+
 def _distinct(frame: pd.DataFrame, col: str) -> str:
     values = sorted({str(v) for v in frame[col].dropna()})
     return ", ".join(esc(v) for v in values) or "—"
@@ -122,7 +137,7 @@ def _distinct(frame: pd.DataFrame, col: str) -> str:
 def meta_line(frame: pd.DataFrame) -> str:
     """What a reader from a review link needs first: on what, when, how, how many."""
     first = frame.iloc[0]
-    per_run = frame.groupby(["run", "variant", "params"]).size()
+    per_run = frame.groupby(["run", "variant", "params"], dropna=False).size()  # params may be empty
     return (f"<p class=\"bench-meta\"><strong>{esc(first['machine'])}</strong> "
             f"({esc(first['platform'])}, {esc(first['device_kind'])}) · jax {_distinct(frame, 'jax_version')} · "
             f"{_distinct(frame, 'timestamp_utc')[:10]} · boundary {_distinct(frame, 'boundary')} · "

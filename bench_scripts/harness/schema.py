@@ -67,7 +67,7 @@ FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops"})
 # Columns that may be empty; every other column must hold a value.
 NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape"}
 
-BOUNDARIES = ("dispatch", "completed", "loop", "first-call")
+BOUNDARIES = ("dispatch", "completed", "loop", "first-call", "clock")
 
 
 def figure_id_for(stem: str) -> str:
