@@ -15,7 +15,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
 
-.PHONY: help venv bench bench-smoke site serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,10 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 
 bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at tiny sizes into .bench/smoke-results (results/ untouched, no site)
 	$(PYTHON) bench_scripts/run.py --runs 1 --smoke --results .bench/smoke-results
+
+# The lessons run in the venv whatever PYTHON is: executing a notebook needs nbclient and ipykernel.
+lesson: $(STAMP) ## Execute the lesson notebooks, storing outputs in them (SMOKE=1: copies in .bench/)
+	$(PY) docs/lessons/execute.py $(if $(SMOKE),--smoke --out-dir .bench/smoke-lessons)
 
 site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	@start=$$(date +%s%N); \
