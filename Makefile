@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-1
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
-	@echo "  variables: R=5 (runs per figure)  SMOKE=1 (tiny sizes)  STRICT=1 (stale figures fail the site)"
+	@echo "  variables: R=5 (runs per figure)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
 $(STAMP): requirements.txt
@@ -30,9 +30,13 @@ $(STAMP): requirements.txt
 
 venv: $(STAMP) ## Create .venv and install the pinned dependencies (automatic)
 
-bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, then build the site
-	@status=0; \
-	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(SMOKE),--smoke) || status=$$?; \
+bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, execute the lesson, build the site
+	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \
+	if ! flock -n 9; then echo "make bench: another make bench is running here; refusing to start a second one" >&2; exit 2; fi; \
+	status=0; \
+	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) || status=$$?; \
+	if [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
+	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
 	$(MAKE) --no-print-directory site || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 

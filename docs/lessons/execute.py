@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +27,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 LESSONS = Path(__file__).resolve().parent
+sys.path.insert(0, str(LESSONS.parents[1] / "bench_scripts"))
+from harness.results import write_atomic  # noqa: E402  (one atomic writer for the project)
+
 CELL_TIMEOUT_S = 600  # one cell; far above any lesson cell's full-size run
 
 
@@ -46,19 +48,6 @@ def first_error(nb: nbformat.NotebookNode) -> tuple[int, str]:
             if output.get("output_type") == "error":
                 return index, f"{output.get('ename')}: {output.get('evalue')}"
     return 0, "no error output recorded"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make the committed file unreadable to others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def execute(notebook: Path, out: Path, *, smoke: bool) -> float:
