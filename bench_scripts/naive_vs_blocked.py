@@ -45,13 +45,21 @@ def check_rows(a: jax.Array, b: jax.Array, a_host: np.ndarray, b_host: np.ndarra
                        rtol=1e-3, atol=1e-3 * n, what=f"a @ b at n={n}, {len(rows)} rows")
 
 
+def async_setting() -> str:
+    # The CPU backend dispatches asynchronously unless this option is off; it
+    # decides what the naive column shows there, so every row records it.
+    name = "jax_cpu_enable_async_dispatch"
+    return f"{name}={jax.config.values.get(name, 'absent')}"
+
+
 def measure(rec: Recorder) -> None:
     n = size(rec)
     rng = np.random.default_rng(0)
     a_host, b_host = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     a, b = jax.block_until_ready(jax.device_put((a_host, b_host)))  # ready before any clock
     common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n},
-                  max_rel_error=check_rows(a, b, a_host, b_host), flops=2.0 * n**3)
+                  max_rel_error=check_rows(a, b, a_host, b_host), flops=2.0 * n**3,
+                  detail=async_setting())
     # naive: t0 = perf_counter(); c = matmul(a, b); t1 = perf_counter().
     # The harness waits for c after t1, so every sample starts with an idle
     # device; that wait is why the naive samples are capped.
