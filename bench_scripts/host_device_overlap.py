@@ -29,7 +29,7 @@ FIGURE = {
 
 # --8<-- [start:measure]
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import jax
@@ -58,12 +58,16 @@ class Loop:
     """A training loop's state; each ``step_*`` method runs one step."""
 
     w: jax.Array
-    batch: jax.Array
     rng: np.random.Generator
+    shape: tuple[int, int]
     inner: int
+    batch: jax.Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.batch = jax.device_put(self.prepare()).block_until_ready()
 
     def prepare(self) -> np.ndarray:  # host work: sample and standardise a batch
-        raw = self.rng.standard_normal(self.batch.shape, dtype=np.float32)
+        raw = self.rng.standard_normal(self.shape, dtype=np.float32)
         return (raw - raw.mean(axis=0)) / (raw.std(axis=0) + 1e-6)
 
     def step_host_only(self) -> np.ndarray:
@@ -112,9 +116,8 @@ def measure(rec: Recorder) -> None:
     batch, width, steps = size["batch"], size["width"], size["steps"]
     common = dict(dtype="float32", shape=f"{batch}x{width}", params=size,
                   max_rel_error=check(batch, width))
-    loop = Loop(jnp.full((width, width), 0.01, jnp.float32), jnp.zeros((batch, width)),
-                np.random.default_rng(0), size["inner"])
-    loop.batch = jax.device_put(loop.prepare()).block_until_ready()
+    loop = Loop(jnp.full((width, width), 0.01, jnp.float32), np.random.default_rng(0),
+                (batch, width), size["inner"])
     variants: dict[str, Callable[[], object]] = {
         "host-only": loop.step_host_only, "device-only": loop.step_device_only,
         "blocked-each-step": loop.step_blocked, "overlapped": loop.step_overlapped}
