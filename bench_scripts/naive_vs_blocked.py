@@ -62,8 +62,8 @@ def measure(rec: Recorder) -> None:
                   detail=async_setting())
     # naive: t0 = perf_counter(); c = matmul(a, b); t1 = perf_counter().
     # The harness waits for c after t1, so every sample starts with an idle
-    # device; that wait is why the naive samples are capped.
-    rec.collect("naive", "dispatch", matmul, (a, b), maximum=20, **common)
+    # device; that wait, a full matmul per sample, is why naive samples are capped.
+    rec.collect("naive", "dispatch", matmul, (a, b), maximum=10, **common)
     # blocked: the same call, with jax.block_until_ready(c) before t1.
     rec.collect("blocked", "completed", matmul, (a, b), **common)
 # --8<-- [end:measure]
