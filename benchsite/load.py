@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.provenance import LABEL_RE
 from harness.schema import (
+    ADDED_LATER,
     BOOL_COLUMNS,
     COLUMNS,
     FLOAT_COLUMNS,
@@ -21,8 +23,8 @@ from harness.schema import (
 )
 
 POSITIVE_COLUMNS = frozenset({"time_s"})
-NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "calls", "compiles",
-                                  "run", "sample", "device_count", "cpu_count"})
+NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "size_bytes", "calls",
+                                  "compiles", "run", "sample", "device_count", "cpu_count"})
 
 
 class ResultsError(ValueError):
@@ -74,7 +76,7 @@ def _check_range(column: str, value: object, where: str) -> object:
 
 
 def _check_header(header: list[str], path: Path) -> None:
-    missing = [c for c in COLUMNS if c not in header]
+    missing = [c for c in COLUMNS if c not in header and c not in ADDED_LATER]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
     unknown = [c for c in header if c not in COLUMNS]
@@ -101,6 +103,9 @@ def _check_row(row: dict[str, object], where: str, expect: ResultFile | None) ->
 
 def read_validated(path: Path, expect: ResultFile | None = None) -> list[dict[str, object]]:
     """Rows of ``path`` as typed dicts, or :class:`ResultsError` at the first bad line."""
+    if expect and not LABEL_RE.match(expect.machine):
+        raise ResultsError(f"{path}:1: folder name {expect.machine!r} is not a machine label "
+                           "(lower-case letters, digits, '.', '_' and '-')")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -127,6 +132,7 @@ def _parse_record(record: list[str], header: list[str], where: str, expect: Resu
         raise ResultsError(f"{where}: {len(record)} fields where the header has {len(header)} "
                            "(truncated or damaged row)")
     row = {col: _convert(col, text, where) for col, text in zip(header, record)}
+    row |= {col: None for col in ADDED_LATER if col not in row}  # an older file: empty
     _check_row(row, where, expect)
     key = (row["run"], row["variant"], row["params"], row["sample"])
     if key in seen:
@@ -144,6 +150,7 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
                           engine="c", on_bad_lines="error", encoding="utf-8")
     except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
         return None
+    raw = _with_later_columns(raw)
     if list(raw.columns) != list(COLUMNS) or raw.empty or raw.isna().any().any():
         return None
     frame = raw.copy()
@@ -161,11 +168,28 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
           and (frame["figure_id"] == figure_id_for(file.stem)).all()
           and (frame["machine"] == file.machine).all()
           and not frame.duplicated(["run", "variant", "params", "sample"]).any())
-    if not ok:
+    if not ok or not _params_parse(raw["params"]):
         return None
     for col in NULLABLE_COLUMNS - FLOAT_COLUMNS:
         frame[col] = frame[col].replace("", None)
     return frame
+
+
+def _params_parse(values: pd.Series) -> bool:
+    try:
+        values.map(parse_params)
+    except ValueError:
+        return False
+    return True
+
+
+def _with_later_columns(raw: pd.DataFrame) -> pd.DataFrame:
+    """A file from before an optional column existed gets it, empty, in schema order."""
+    absent = [c for c in ADDED_LATER if c not in raw.columns]
+    if not absent:
+        return raw
+    raw = raw.assign(**{c: "" for c in absent})
+    return raw[list(COLUMNS)] if set(raw.columns) == set(COLUMNS) else raw
 
 
 def _finite(values: pd.Series) -> bool:
@@ -178,14 +202,11 @@ def load(file: ResultFile) -> pd.DataFrame:
 
     Raises :class:`ResultsError` naming the file and line of the first problem.
     """
-    frame = _fast_frame(file)
+    frame = _fast_frame(file) if LABEL_RE.match(file.machine) else None
     if frame is None:
         rows = read_validated(file.path, file)  # raises with file:line if bad
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    try:
-        params = frame["params"].fillna("").map(parse_params)
-    except ValueError as err:
-        raise ResultsError(f"{file.path}:2: {err}") from None
+    params = frame["params"].fillna("").map(parse_params)  # checked above
     for key in sorted({k for p in params for k in p}):
         frame[f"p_{key}"] = params.map(lambda p, k=key: p.get(k))
     return frame

@@ -1,23 +1,7 @@
 """The site builds strict from the committed results, and its pages say what they show."""
 
-import os
-import subprocess
-
-import pytest
 
 from conftest import REPO
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    env.pop("BENCH_RESULTS", None)
-    env.pop("BENCH_MACHINE", None)
-    proc = subprocess.run([str(REPO / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(out)],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
 
 
 def test_strict_build_passes(built_site):
