@@ -46,6 +46,11 @@ def ratio_range(median: float, low: float, high: float) -> str:
     return f"{sig(median)}× [{sig(low)}..{sig(high)}]"
 
 
+def rate_range(median: float, low: float, high: float) -> str:
+    """Events per second: ``96.2 /s [85.4..102]``."""
+    return f"{sig(median)} /s [{sig(low)}..{sig(high)}]"
+
+
 def percent(frac: float) -> str:
     return f"{sig(100 * frac, 2)} %" if math.isfinite(frac) else "n/a"
 

@@ -171,6 +171,25 @@ def _stat_within(frame, opts, fig) -> str:
     return fmt.percent(stats.within_spread(_select(frame, opts)))
 
 
+def _stat_rate(frame, opts, fig) -> str:
+    """Calls per second (the inverse of the time per call) of each run, median [min..max]."""
+    s = stats.summarize(1.0 / stats.run_medians(_select(frame, opts)))
+    return fmt.rate_range(s.median, s.low, s.high)
+
+
+def _stat_field(frame, opts, fig) -> str:
+    """What a run was configured with, not what it measured: the distinct values of
+    a params key (``key=n``) or of a results column (``key=platform``)."""
+    key = opts.pop("key", None)
+    if not key:
+        raise ValueError("stat=field needs key=<params key or column>")
+    rows = _select(frame, opts) if opts else frame
+    col = f"p_{key}" if f"p_{key}" in rows else key
+    if col not in rows:
+        raise ValueError(f"no column or parameter {key!r} in the results")
+    return ", ".join(sorted({str(v) for v in rows[col].dropna()}, key=render._sort_key))
+
+
 def _stat_runs(frame, opts, fig) -> str:
     return str(_select(frame, opts)["run"].nunique() if opts else frame["run"].nunique())
 
@@ -205,6 +224,7 @@ def _stat_detail(frame, opts, fig) -> str:
 STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
     "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
     "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
+    "rate": _stat_rate, "field": _stat_field,
     "bandwidth": _stat_metric("bandwidth"), "flop-rate": _stat_metric("flop_rate"),
     "error": _stat_metric("error"), "size": _stat_metric("size"), "error-ratio": _stat_error_ratio,
     "detail": _stat_detail,

@@ -75,6 +75,20 @@ def test_a_figure_without_results_is_reported_not_hidden(catalog, tmp_path):
     assert "cannot be shown" in out and problems
 
 
+def test_rate_is_calls_per_second_of_each_run(catalog):
+    # run medians of "slow" are 1.00, 1.01 and 1.02 ms: 1000, 990 and 980 per second
+    assert "990 /s [980..1000]" in expand("<!-- bench:value fig-demo stat=rate variant=slow -->", ctx(catalog))
+
+
+def test_field_shows_a_parameter_or_a_column_not_a_measurement(catalog):
+    assert ">8<" in expand("<!-- bench:value fig-demo stat=field key=n -->", ctx(catalog))
+    assert ">cpu<" in expand("<!-- bench:value fig-demo stat=field key=platform variant=fast -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="needs key="):
+        expand("<!-- bench:value fig-demo stat=field -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="no column or parameter 'width'"):
+        expand("<!-- bench:value fig-demo stat=field key=width -->", ctx(catalog))
+
+
 @pytest.fixture
 def loop_catalog(tmp_path):
     """Two variants of a timed loop of 4 calls: 'slow' compiled in its window and logged why."""

@@ -20,3 +20,13 @@ def test_dispatch_figure_section_is_complete(built_site):
 def test_every_committed_csv_is_downloadable(built_site):
     for csv in (REPO / "results").glob("*/*.csv"):
         assert (built_site / "results" / csv.parent.name / csv.name).is_file()
+
+
+def test_asynchronous_dispatch_page_shows_its_four_figures(built_site):
+    html = (built_site / "asynchronous-dispatch" / "index.html").read_text()
+    for fig_id in ("fig-naive-vs-blocked", "fig-implicit-sync", "fig-pytree-block", "fig-host-device-overlap"):
+        assert f'id="{fig_id}"' in html, fig_id
+        assert f'data-figure="{fig_id}"' in html, fig_id
+    assert html.count('<svg role="img"') >= 4
+    assert html.count('class="bench-value"') >= 30  # the prose quotes the data, never typed numbers
+    assert "bench:value" not in html and "bench:figure" not in html

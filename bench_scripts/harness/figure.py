@@ -83,10 +83,18 @@ class Recorder:
 
     def collect(self, variant: str, boundary: str, fn: Callable, args: Sequence, *,
                 dtype: str, shape: str, params: dict[str, object] | None = None,
-                loop_calls: int = 50, **extra: object) -> list[timing.Sample]:
-        """Warm up, time within this run's budget, record, and return the samples."""
+                loop_calls: int = 50, maximum: int = timing.MAX_SAMPLES,
+                **extra: object) -> list[timing.Sample]:
+        """Warm up, time within this run's budget, record, and return the samples.
+
+        ``maximum`` caps the sample count (never below the run's minimum) where
+        one sample's wall time far exceeds its timed interval: a dispatch-only
+        time of a long computation waits for the output after the clock stops,
+        so a budget of timed work alone would ask for the full cap of slow samples.
+        """
         samples = timing.collect(boundary, fn, args, budget_s=self.config.budget_s,
-                                 minimum=self.config.min_samples, loop_calls=loop_calls)
+                                 minimum=self.config.min_samples, maximum=maximum,
+                                 loop_calls=loop_calls)
         self.add(variant, boundary, samples, dtype=dtype, shape=shape, params=params, **extra)
         return samples
 
