@@ -9,8 +9,8 @@ compile emits one ``backend_compile_duration`` event, eager helpers such as
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 

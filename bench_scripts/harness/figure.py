@@ -12,9 +12,10 @@ import os
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import provenance, timing
 from .results import to_csv_text, write_atomic

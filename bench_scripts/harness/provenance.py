@@ -96,15 +96,17 @@ def sha256_file(path: Path) -> str:
 def collect_script(script: Path, repo: Path) -> dict[str, Scalar]:
     from .schema import figure_id_for
 
+    resolved = script.resolve()
+    inside = resolved.is_relative_to(repo.resolve())
     return {
         "figure_id": figure_id_for(script.stem),
-        "script_path": script.resolve().relative_to(repo.resolve()).as_posix(),
+        "script_path": resolved.relative_to(repo.resolve()).as_posix() if inside else script.name,
         "script_sha256": sha256_file(script),
     }
 
 
 def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def collect_all(script: Path, repo: Path) -> dict[str, Scalar]:

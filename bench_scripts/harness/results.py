@@ -7,8 +7,8 @@ import io
 import math
 import os
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from .schema import COLUMNS
 

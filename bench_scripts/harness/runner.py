@@ -22,9 +22,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from .results import read_rows, to_csv_text, write_atomic
 
@@ -106,6 +106,7 @@ def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Pat
         for item in sorted(side.glob("*")) if side.is_dir() else []:
             write_atomic(results / machine / f"{stem}.{item.name}", item.read_bytes(), staging=staging)
         write_atomic(results / machine / f"{stem}.csv", text, staging=staging)
+        (staging.parent / "last_machine").write_text(machine)  # the site quotes this machine
         wall = time.monotonic() - started
         return Outcome(stem, True, wall, f"{runs} runs -> {results / machine / (stem + '.csv')}")
     except subprocess.TimeoutExpired:
@@ -145,13 +146,13 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # same clean-up path as Ctrl-C
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, bench_dir: Path = BENCH_DIR) -> int:
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.runs < 1:
         print("--runs must be at least 1", file=sys.stderr)
         return 2
-    scripts = figure_scripts()
+    scripts = figure_scripts(bench_dir)
     if args.only:
         unknown = set(args.only) - {s.stem for s in scripts}
         if unknown:

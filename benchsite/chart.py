@@ -1,0 +1,83 @@
+"""Charts of every sample, drawn at build time into inline SVG.
+
+Inline SVG with ``currentColor`` for text and axes follows the page's colour
+scheme, so one chart reads in light and dark mode.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import matplotlib
+
+matplotlib.use("svg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import fmt  # noqa: E402
+
+INK = "#010203"  # a colour no palette uses; swapped for currentColor afterwards
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+STYLE = {
+    "svg.fonttype": "none", "text.parse_math": False, "font.size": 10,
+    "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
+    "xtick.color": INK, "ytick.color": INK, "axes.facecolor": "none", "figure.facecolor": "none",
+    "savefig.transparent": True, "svg.hashsalt": "bench",  # stable ids: same data, same SVG
+}
+
+
+def _panel(ax: plt.Axes, panel: pd.DataFrame, variants: list[str], runs: list[int]) -> None:
+    """One group: for each variant, every sample as a dot per run, and the band
+    from the lowest to the highest run median."""
+    width = 0.8 / max(len(runs), 1)
+    for i, variant in enumerate(variants):
+        cell = panel[panel["variant"] == variant]
+        if cell.empty:
+            continue
+        medians = cell.groupby("run")["time_s"].median()
+        ax.fill_between([i - 0.45, i + 0.45], medians.min(), medians.max(), color=PALETTE[0],
+                        alpha=0.15, linewidth=0)
+        for j, run in enumerate(runs):
+            times = cell.loc[cell["run"] == run, "time_s"]
+            x = i - 0.4 + width * (j + 0.5)
+            ax.plot([x] * len(times), times, "o", ms=2.2, alpha=0.55,
+                    color=PALETTE[j % len(PALETTE)], label=f"run {run}" if i == 0 else None)
+            ax.plot([x - width / 2, x + width / 2], [medians.get(run)] * 2, color=INK, lw=0.8)
+    ax.set_xticks(range(len(variants)), variants, rotation=20 if len(variants) > 3 else 0)
+    ax.set_xlim(-0.6, len(variants) - 0.4)
+
+
+def _seconds_axis(ax: plt.Axes, low: float, high: float) -> None:
+    if high / max(low, 1e-30) > 20:
+        ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt.time_one(v) if v > 0 else "0"))
+
+
+def sample_chart(frame: pd.DataFrame, group_cols: list[str], group_labels: list[str],
+                 variants: list[str], title: str) -> str:
+    """Every sample of one figure on one machine, one panel per group, as SVG text."""
+    groups = [g for _, g in frame.groupby(group_cols, sort=False)] if group_cols else [frame]
+    runs = sorted(frame["run"].unique())
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(groups), figsize=(min(2.6 + 2.4 * len(groups), 10), 3.4),
+                                 squeeze=False, sharey=False)
+        for ax, panel, label in zip(axes[0], groups, group_labels or [""]):
+            _panel(ax, panel, variants, runs)
+            _seconds_axis(ax, panel["time_s"].min(), panel["time_s"].max())
+            ax.set_title(label, fontsize=10)
+        axes[0][0].set_ylabel("time per call")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper right", ncol=len(runs), fontsize=9, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+    return _inline(buf.getvalue(), title)
+
+
+def _inline(svg: str, title: str) -> str:
+    svg = svg[svg.index("<svg"):]
+    svg = svg.replace(INK, "currentColor")
+    svg = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1', svg, count=1)
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{fmt.esc(title)}" class="bench-svg" ', 1)

@@ -1,0 +1,75 @@
+"""Figure metadata, read from each script's ``FIGURE`` literal without importing it
+(importing would import jax; the site build never measures)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.runner import figure_scripts
+from harness.schema import figure_id_for
+
+from . import REPO
+
+BENCH_DIR = REPO / "bench_scripts"
+REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
+
+
+class FigureError(ValueError):
+    """A figure script whose metadata cannot be read; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    stem: str
+    script: Path
+    title: str
+    caption: str
+    chapter: str
+    variants: tuple[str, ...]
+    group_by: tuple[str, ...] = ()
+    ratio: tuple[str, str] | None = None
+    code_sections: tuple[str, ...] = ("measure",)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def script_rel(self) -> str:
+        inside = self.script.is_relative_to(REPO)
+        return self.script.relative_to(REPO).as_posix() if inside else self.script.name
+
+
+def _figure_literal(script: Path) -> tuple[dict, int]:
+    tree = ast.parse(script.read_text(encoding="utf-8"), filename=str(script))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FIGURE" for t in node.targets):
+            try:
+                return ast.literal_eval(node.value), node.lineno
+            except ValueError:
+                raise FigureError(f"{script}:{node.lineno}: FIGURE must be a literal dict") from None
+    raise FigureError(f"{script}:1: no top-level FIGURE = {{...}} found")
+
+
+def read_figure(script: Path) -> Figure:
+    meta, line = _figure_literal(script)
+    missing = [k for k in REQUIRED_KEYS if k not in meta]
+    if missing:
+        raise FigureError(f"{script}:{line}: FIGURE lacks {', '.join(missing)}")
+    ratio = meta.get("ratio")
+    if ratio is not None and (len(ratio) != 2 or any(r not in meta["variants"] for r in ratio)):
+        raise FigureError(f"{script}:{line}: FIGURE ratio must name two of its variants")
+    known = set(Figure.__dataclass_fields__) - {"id", "stem", "script", "extra"}
+    return Figure(
+        id=figure_id_for(script.stem), stem=script.stem, script=script,
+        title=meta["title"], caption=meta["caption"], chapter=meta["chapter"],
+        variants=tuple(meta["variants"]), group_by=tuple(meta.get("group_by", ())),
+        ratio=tuple(ratio) if ratio else None,
+        code_sections=tuple(meta.get("code_sections", ("measure",))),
+        extra={k: v for k, v in meta.items() if k not in known},
+    )
+
+
+def all_figures(bench_dir: Path = BENCH_DIR) -> dict[str, Figure]:
+    """Every figure script's metadata, by figure id."""
+    return {f.id: f for f in map(read_figure, figure_scripts(bench_dir))}

@@ -1,0 +1,48 @@
+"""Number formatting for display. Data stays in SI seconds; units appear only here."""
+
+from __future__ import annotations
+
+import html
+import math
+
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def time_unit(seconds: float) -> tuple[float, str]:
+    """The largest unit in which ``seconds`` reads as at least 1."""
+    for scale, name in TIME_UNITS:
+        if abs(seconds) >= scale:
+            return scale, name
+    return TIME_UNITS[-1]
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures, without an exponent for display ranges."""
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    return f"{value:.{decimals}f}"
+
+
+def time_range(median: float, low: float, high: float) -> str:
+    """``12.3 ms [11.9..13.0]``: one unit for all three, chosen by the median."""
+    scale, unit = time_unit(median)
+    return f"{sig(median / scale)} {unit} [{sig(low / scale)}..{sig(high / scale)}]"
+
+
+def time_one(seconds: float) -> str:
+    scale, unit = time_unit(seconds)
+    return f"{sig(seconds / scale)} {unit}"
+
+
+def ratio_range(median: float, low: float, high: float) -> str:
+    return f"{sig(median)}× [{sig(low)}..{sig(high)}]"
+
+
+def percent(frac: float) -> str:
+    return f"{sig(100 * frac, 2)} %" if math.isfinite(frac) else "n/a"
+
+
+def esc(value: object) -> str:
+    """Every text from a results file goes through here before it reaches a page."""
+    return html.escape(str(value), quote=True)

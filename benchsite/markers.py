@@ -1,0 +1,176 @@
+"""Expand ``<!-- bench:KIND args -->`` markers in a page's Markdown.
+
+One dispatcher; an unknown marker, figure or statistic raises
+:class:`MarkerError` naming the page and line. Markers inside fenced code
+blocks are left alone, so pages can show the syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import fmt, render, stats
+from .catalog import Catalog
+from .fmt import esc
+
+MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+class MarkerError(ValueError):
+    """A marker the build cannot expand; the message starts with ``page:line:``."""
+
+
+@dataclass(frozen=True)
+class Context:
+    catalog: Catalog
+    page: str  # the page's source path, for messages
+    link: Callable[[str], str]  # site path -> URL relative to this page
+    on_problem: Callable[[str], None]  # report a bad results file (a warning in the build)
+
+
+def expand(markdown: str, ctx: Context) -> str:
+    out, in_fence = [], False
+    for number, line in enumerate(markdown.split("\n"), 1):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        if not in_fence and "bench:" in line:
+            line = MARKER.sub(lambda m, n=number: _dispatch(m, ctx, n), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _dispatch(match: re.Match, ctx: Context, line: int) -> str:
+    kind, args = match.group(1), match.group(2).split()
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        raise MarkerError(f"{ctx.page}:{line}: unknown marker bench:{kind} "
+                          f"(known: {', '.join(sorted(HANDLERS))})")
+    try:
+        return handler(args, ctx)
+    except (KeyError, ValueError) as err:
+        raise MarkerError(f"{ctx.page}:{line}: bench:{kind} {' '.join(args)}: {err}") from None
+
+
+def _figure_id(args: list[str], ctx: Context) -> str:
+    if not args or not args[0].startswith("fig-"):
+        raise ValueError("the first argument must be a figure id (fig-...)")
+    if args[0] not in ctx.catalog.figures:
+        raise ValueError(f"no figure script defines {args[0]}")
+    return args[0]
+
+
+def _options(args: list[str]) -> dict[str, str]:
+    pairs = [a.split("=", 1) for a in args]
+    if any(len(p) != 2 for p in pairs):
+        raise ValueError("options must be key=value")
+    return dict(pairs)
+
+
+# --- bench:figure -----------------------------------------------------------------------
+
+def figure_marker(args: list[str], ctx: Context) -> str:
+    fig = ctx.catalog.figures[_figure_id(args, ctx)]
+    panels = {m: _machine_panel(fig.id, m, ctx) for m in ctx.catalog.machines(fig.id)}
+    body = render.tabs(fig.id, panels) if panels else render.error_box(
+        fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
+    if not panels:
+        ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
+    code = "\n".join(f'    --8<-- "{fig.script_rel}:{s}"' for s in fig.code_sections)
+    return (f"### {esc(fig.title)} {{ #{fig.id} }}\n\n"
+            f"<div class=\"bench-figure\" data-figure=\"{fig.id}\" markdown=\"0\">\n"
+            f"<p class=\"bench-caption\">{esc(fig.caption)}</p>\n{body}\n</div>\n\n"
+            f"???+ example \"The code that produced it: `{fig.script_rel}`\"\n\n"
+            f"    ```python\n{code}\n    ```\n")
+
+
+def _machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
+    cat = ctx.catalog
+    if (fig_id, machine) in cat.errors:
+        ctx.on_problem(cat.errors[(fig_id, machine)])
+        return render.error_box(fig_id, cat.errors[(fig_id, machine)])
+    fig = cat.figures[fig_id]
+    csv_url = ctx.link(f"results/{machine}/{fig.stem}.csv")
+    return render.machine_panel(cat.frames[(fig_id, machine)], fig, cat.current_sha(fig_id), csv_url)
+
+
+# --- bench:value ------------------------------------------------------------------------
+
+FILTER_COLUMNS = ("variant", "dtype", "boundary")
+
+
+def _select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
+    for key, want in filters.items():
+        col = key if key in FILTER_COLUMNS else f"p_{key}"
+        if col not in frame:
+            raise ValueError(f"no column or parameter {key!r} in the results")
+        frame = frame[frame[col].astype(str) == want]
+    if frame.empty:
+        raise ValueError(f"no rows match {filters}")
+    return frame
+
+
+def value_marker(args: list[str], ctx: Context) -> str:
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    stat = opts.pop("stat", "median")
+    if stat not in STATS:
+        raise ValueError(f"unknown stat {stat!r} (known: {', '.join(sorted(STATS))})")
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    if (fig_id, machine) not in ctx.catalog.frames:
+        raise ValueError(f"no valid results for {fig_id} on {machine}")
+    frame = ctx.catalog.frames[(fig_id, machine)]
+    text = STATS[stat](frame, opts, ctx.catalog.figures[fig_id])
+    title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
+    return f'<span class="bench-value" title="{esc(title)}">{esc(text)}</span>'
+
+
+def _pair(frame: pd.DataFrame, opts: dict[str, str], fig) -> tuple[pd.DataFrame, pd.DataFrame]:
+    a = opts.pop("a", fig.ratio[0] if fig.ratio else None)
+    b = opts.pop("b", fig.ratio[1] if fig.ratio else None)
+    if not (a and b):
+        raise ValueError("needs a= and b= variants (the figure declares no ratio)")
+    rows = _select(frame, opts) if opts else frame
+    return _select(rows, {"variant": a}), _select(rows, {"variant": b})
+
+
+def _stat_median(frame, opts, fig) -> str:
+    s = stats.summarize(stats.run_medians(_select(frame, opts)))
+    return fmt.time_range(s.median, s.low, s.high)
+
+
+def _stat_ratio(frame, opts, fig) -> str:
+    s = stats.summarize(stats.ratio_per_run(*_pair(frame, opts, fig)))
+    return fmt.ratio_range(s.median, s.low, s.high)
+
+
+def _stat_verdict(frame, opts, fig) -> str:
+    a, b = (stats.summarize(stats.run_medians(x)) for x in _pair(frame, opts, fig))
+    return stats.verdict(a, b)
+
+
+def _stat_range(frame, opts, fig) -> str:
+    return fmt.percent(stats.summarize(stats.run_medians(_select(frame, opts))).range_frac)
+
+
+def _stat_within(frame, opts, fig) -> str:
+    return fmt.percent(stats.within_spread(_select(frame, opts)))
+
+
+def _stat_runs(frame, opts, fig) -> str:
+    return str(_select(frame, opts)["run"].nunique() if opts else frame["run"].nunique())
+
+
+STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
+    "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
+    "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
+}
+
+HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
+    "figure": figure_marker,
+    "value": value_marker,
+}

@@ -1,0 +1,195 @@
+"""One figure on one machine -> HTML: meta line, table, spread, chart, provenance.
+
+Plain functions of DataFrames; every text taken from a results file is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pandas as pd
+
+from . import chart, fmt, stats
+from .figures import Figure
+from .fmt import esc
+
+Link = Callable[[str], str]  # site path -> URL relative to the current page
+
+
+def _sort_key(value: object) -> tuple:
+    try:
+        return (0, float(value), "")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(label, rows) per table row, in numeric order of the group_by params."""
+    cols = [f"p_{k}" for k in fig.group_by]
+    if not cols:
+        yield "", frame
+        return
+    missing = [c for c in cols if c not in frame]
+    if missing:
+        raise ValueError(f"{fig.id}: results have no params {', '.join(c[2:] for c in missing)}")
+    keyed = sorted(frame.groupby(cols, sort=False), key=lambda kv: [_sort_key(v) for v in kv[0]])
+    for values, rows in keyed:
+        yield ", ".join(f"{k}={v}" for k, v in zip(fig.group_by, values)), rows
+
+
+def cell_summary(rows: pd.DataFrame, variant: str) -> stats.Summary | None:
+    picked = rows[rows["variant"] == variant]
+    return stats.summarize(stats.run_medians(picked)) if not picked.empty else None
+
+
+def ratio_summary(rows: pd.DataFrame, fig: Figure) -> stats.Summary | None:
+    if not fig.ratio:
+        return None
+    a, b = (rows[rows["variant"] == v] for v in fig.ratio)
+    per_run = stats.ratio_per_run(a, b)
+    return stats.summarize(per_run) if not per_run.empty else None
+
+
+def table(frame: pd.DataFrame, fig: Figure) -> str:
+    """Median [min..max] of the per-run medians, per group and variant, plus the ratio."""
+    head = ([esc(", ".join(fig.group_by))] if fig.group_by else []) + [esc(v) for v in fig.variants]
+    if fig.ratio:
+        head.append(f"{esc(fig.ratio[0])} / {esc(fig.ratio[1])}")
+    body = []
+    for label, rows in groups(frame, fig):
+        cells = [esc(label)] if fig.group_by else []
+        for variant in fig.variants:
+            s = cell_summary(rows, variant)
+            cells.append(fmt.time_range(s.median, s.low, s.high) if s else "—")
+        if fig.ratio:
+            r = ratio_summary(rows, fig)
+            cells.append(fmt.ratio_range(r.median, r.low, r.high) if r else "—")
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return ("<table>\n<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>\n"
+            "<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>")
+
+
+def spread_text(frame: pd.DataFrame, fig: Figure) -> str:
+    """Between-run and within-run spread per variant, and the verdict on the ratio pair."""
+    parts = []
+    for variant in fig.variants:
+        rows = frame[frame["variant"] == variant]
+        if rows.empty:
+            continue
+        between = [cell_summary(g, variant).range_frac for _, g in groups(rows, fig)]
+        within = rows.groupby([f"p_{k}" for k in fig.group_by] or ["variant"]).apply(stats.within_spread)
+        parts.append(f"<li><strong>{esc(variant)}</strong>: the run medians of the "
+                     f"{rows['run'].nunique()} runs span {_pct_range(between)} of their median "
+                     f"(between processes); within one run, IQR / median is "
+                     f"{_pct_range(list(within))} ({stats.noise_label(float(within.max()))}).</li>")
+    return "<ul class=\"bench-spread\">" + "".join(parts) + "</ul>" + _verdicts(frame, fig)
+
+
+def _pct_range(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return fmt.percent(lo) if fmt.percent(lo) == fmt.percent(hi) else f"{fmt.percent(lo)} to {fmt.percent(hi)}"
+
+
+def _verdicts(frame: pd.DataFrame, fig: Figure) -> str:
+    if not fig.ratio:
+        return ""
+    items = []
+    for label, rows in groups(frame, fig):
+        a, b = cell_summary(rows, fig.ratio[0]), cell_summary(rows, fig.ratio[1])
+        if a and b:
+            where = f" at {esc(label)}" if label else ""
+            items.append(f"{esc(fig.ratio[0])} vs {esc(fig.ratio[1])}{where}: "
+                         f"<strong>{stats.verdict(a, b)}</strong>")
+    return ("<p class=\"bench-verdict\">Is the difference larger than the run-to-run spread? "
+            + "; ".join(items) + ".</p>") if items else ""
+
+
+def warm_compiles(frame: pd.DataFrame) -> str:
+    """A warning when a warm window compiled: its time includes a compile."""
+    warm = frame[(frame["boundary"] != "first-call") & (frame["compiles"] > 0)]
+    if warm.empty:
+        return ""
+    names = ", ".join(sorted({esc(v) for v in warm["variant"]}))
+    return (f"<p class=\"bench-warning\">{len(warm)} warm sample(s) compiled inside the timed "
+            f"window ({names}); those times include a compile.</p>")
+
+
+def _distinct(frame: pd.DataFrame, col: str) -> str:
+    values = sorted({str(v) for v in frame[col].dropna()})
+    return ", ".join(esc(v) for v in values) or "—"
+
+
+def meta_line(frame: pd.DataFrame) -> str:
+    """What a reader from a review link needs first: on what, when, how, how many."""
+    first = frame.iloc[0]
+    per_run = frame.groupby(["run", "variant", "params"]).size()
+    return (f"<p class=\"bench-meta\"><strong>{esc(first['machine'])}</strong> "
+            f"({esc(first['platform'])}, {esc(first['device_kind'])}) · jax {_distinct(frame, 'jax_version')} · "
+            f"{_distinct(frame, 'timestamp_utc')[:10]} · boundary {_distinct(frame, 'boundary')} · "
+            f"{frame['run'].nunique()} runs (separate processes) × {per_run.min()}–{per_run.max()} samples · "
+            "table: median [min..max] of the per-run medians</p>")
+
+
+PROVENANCE_FIELDS = (
+    ("machine", "machine"), ("platform", "platform"), ("device_kind", "device kind"),
+    ("device_count", "devices"), ("platform_version", "platform version"),
+    ("cpu_model", "CPU"), ("cpu_count", "CPU cores"), ("jax_version", "jax"),
+    ("jaxlib_version", "jaxlib"), ("numpy_version", "numpy"), ("python_version", "Python"),
+    ("jax_enable_x64", "x64"), ("jax_default_matmul_precision", "default matmul precision"),
+    ("xla_flags", "XLA_FLAGS"), ("dtype", "dtype"), ("shape", "shapes"), ("boundary", "boundary"),
+    ("timestamp_utc", "measured (UTC)"), ("git_commit", "git commit"), ("git_dirty", "uncommitted changes"),
+    ("script_path", "script"), ("script_sha256", "script sha256"),
+)
+
+
+def provenance(frame: pd.DataFrame, current_sha: str, csv_url: str) -> str:
+    rows = [f"<tr><th>{label}</th><td>{_distinct(frame, col)}</td></tr>" for col, label in PROVENANCE_FIELDS]
+    rows.append(f"<tr><th>runs × samples</th><td>{frame['run'].nunique()} runs, "
+                f"{len(frame)} samples in all</td></tr>")
+    state = "current" if set(frame["script_sha256"]) == {current_sha} else "STALE: the script has changed since"
+    rows.append(f"<tr><th>script today</th><td>{state}</td></tr>")
+    rows.append(f"<tr><th>data</th><td><a href=\"{esc(csv_url)}\" download>every sample (CSV)</a></td></tr>")
+    return ("<details class=\"bench-provenance\"><summary>Provenance</summary>\n<table>\n"
+            + "\n".join(rows) + "\n</table>\n</details>")
+
+
+def is_stale(frame: pd.DataFrame, current_sha: str) -> bool:
+    return set(frame["script_sha256"]) != {current_sha}
+
+
+def stale_banner(fig: Figure) -> str:
+    return (f"<p class=\"bench-stale\"><strong>Stale:</strong> {esc(fig.script_rel)} has changed since "
+            "these results were recorded; rerun <code>make bench</code> to refresh them.</p>")
+
+
+def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str) -> str:
+    """Everything for one machine: meta, table, spread, chart, provenance."""
+    labels = [label for label, _ in groups(frame, fig)]
+    svg = chart.sample_chart(frame, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
+                             f"{fig.title} on {frame.iloc[0]['machine']}")
+    return "\n".join([
+        stale_banner(fig) if is_stale(frame, current_sha) else "",
+        meta_line(frame), table(frame, fig), spread_text(frame, fig), warm_compiles(frame),
+        f"<figure class=\"bench-chart\">{svg}<figcaption>Every sample, coloured by run (one "
+        f"process each); a short bar marks each run's median, the shaded band spans the lowest to "
+        f"the highest run median. <a href=\"{esc(csv_url)}\" download>CSV</a></figcaption></figure>",
+        provenance(frame, current_sha, csv_url),
+    ])
+
+
+def tabs(fig_id: str, panels: dict[str, str]) -> str:
+    """Material's tab markup (as pymdownx.tabbed writes it), one tab per machine."""
+    if len(panels) == 1:
+        return next(iter(panels.values()))
+    name = f"__bench_{fig_id}"
+    inputs = "".join(f'<input id="{name}_{i}" name="{name}" type="radio"{" checked" if i == 1 else ""}>'
+                     for i in range(1, len(panels) + 1))
+    labels = "".join(f'<label for="{name}_{i}">{esc(m)}</label>' for i, m in enumerate(panels, 1))
+    blocks = "".join(f'<div class="tabbed-block">\n{p}\n</div>' for p in panels.values())
+    return (f'<div class="tabbed-set tabbed-alternate" data-tabs="1:{len(panels)}">{inputs}'
+            f'<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div>\n</div>')
+
+
+def error_box(fig_id: str, message: str) -> str:
+    return (f"<div class=\"bench-error\" role=\"alert\"><strong>{esc(fig_id)} cannot be shown:</strong> "
+            f"{esc(message)}</div>")

@@ -1,0 +1,34 @@
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench_scripts"))
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def build_site(out: Path, results: Path | None = None, strict: bool = True,
+               extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    """``mkdocs build`` into ``out``, optionally from another results folder."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **(extra_env or {}))
+    for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT"):
+        if var not in (extra_env or {}):
+            env.pop(var, None)
+    if results is not None:
+        env["BENCH_RESULTS"] = str(results)
+    cmd = [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-d", str(out),
+           "--strict" if strict else "--no-strict"]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The site as `make site` builds it from the committed results."""
+    out = tmp_path_factory.mktemp("site")
+    proc = build_site(out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out

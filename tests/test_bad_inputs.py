@@ -1,0 +1,113 @@
+"""Every bad results file is refused with its file and line; a page never shows it silently."""
+
+import shutil
+
+import pytest
+from conftest import REPO, build_site
+from test_results import make_row
+
+from benchsite.load import ResultFile, ResultsError, load
+from harness import results
+from harness.schema import COLUMNS
+
+GOOD_ROWS = [make_row(run=r, sample=s, figure_id="fig-demo") for r in range(2) for s in range(3)]
+
+
+def good_text() -> str:
+    return results.to_csv_text(GOOD_ROWS)
+
+
+def replace_cell(text: str, line: int, column: str, value: str) -> str:
+    """Set one cell (1-based line numbers, header is line 1) in CSV text."""
+    lines = text.splitlines()
+    cells = lines[line - 1].split(",")
+    cells[COLUMNS.index(column)] = value
+    lines[line - 1] = ",".join(cells)
+    return "\n".join(lines) + "\n"
+
+
+def drop_column(text: str, column: str) -> str:
+    i = COLUMNS.index(column)
+    return "\n".join(",".join(c for j, c in enumerate(line.split(",")) if j != i)
+                     for line in text.splitlines()) + "\n"
+
+
+BAD_INPUTS = {
+    "truncated": (lambda t: t[: t.rindex("\n", 0, len(t) - 1) + 40], r":7: \d+ fields where the header has 35"),
+    "empty file": (lambda t: "", r":1: empty file"),
+    "header only": (lambda t: t.splitlines()[0] + "\n", r":2: no data rows"),
+    "missing column": (lambda t: drop_column(t, "time_s"), r":1: missing column\(s\) time_s"),
+    "unknown column": (lambda t: "\n".join(line + (",surprise" if i == 0 else ",1")
+                                            for i, line in enumerate(t.splitlines())) + "\n",
+                       r":1: unknown column\(s\) surprise"),
+    "int not int": (lambda t: replace_cell(t, 3, "run", "first"), r":3: column 'run' has 'first', not a valid integer"),
+    "time not number": (lambda t: replace_cell(t, 4, "time_s", "fast"), r":4: column 'time_s' has 'fast'"),
+    "NaN time": (lambda t: replace_cell(t, 2, "time_s", "nan"), r":2: column 'time_s' is nan, not a finite"),
+    "infinite error": (lambda t: replace_cell(t, 5, "max_rel_error", "inf"), r":5: column 'max_rel_error' is inf"),
+    "zero time": (lambda t: replace_cell(t, 6, "time_s", "0.0"), r":6: .*a time must be positive"),
+    "negative time": (lambda t: replace_cell(t, 6, "time_s", "-1e-3"), r":6: .*a time must be positive"),
+    "negative count": (lambda t: replace_cell(t, 3, "compiles", "-2"), r":3: column 'compiles' is -2"),
+    "bad bool": (lambda t: replace_cell(t, 2, "git_dirty", "maybe"), r":2: column 'git_dirty' has 'maybe'"),
+    "empty required": (lambda t: replace_cell(t, 3, "variant", ""), r":3: column 'variant' is empty"),
+    "unknown schema": (lambda t: replace_cell(t, 2, "schema_version", "99"), r":2: schema_version 99 is not one"),
+    "duplicate key": (lambda t: t + t.splitlines()[3] + "\n", r":8: duplicate sample .*first seen at .*:4"),
+    "wrong machine": (lambda t: replace_cell(t, 5, "machine", "cpu-other-4c"), r":5: machine 'cpu-other-4c'"),
+    "wrong figure": (lambda t: replace_cell(t, 2, "figure_id", "fig-else"), r":2: figure_id 'fig-else'"),
+    "bad params": (lambda t: replace_cell(t, 3, "params", "n"), r":3: params 'n' is not of the form"),
+    "unterminated quote": (lambda t: t + '1,"fig-demo\n', r":\d+: (malformed CSV|\d+ fields)"),
+    "not utf-8": (lambda t: t.replace("Test CPU", "Test \udcff CPU"), r":1: cannot read"),
+}
+
+
+def write(tmp_path, text: str, machine="cpu-test-2c") -> ResultFile:
+    path = tmp_path / machine / "demo.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+    return ResultFile(machine, "demo", path)
+
+
+def test_the_good_file_loads(tmp_path):
+    assert len(load(write(tmp_path, good_text()))) == len(GOOD_ROWS)
+
+
+@pytest.mark.parametrize("name", BAD_INPUTS)
+def test_bad_input_is_refused_with_file_and_line(tmp_path, name):
+    damage, message = BAD_INPUTS[name]
+    file = write(tmp_path, damage(good_text()))
+    with pytest.raises(ResultsError, match=str(file.path).replace(".", r"\.") + message):
+        load(file)
+
+
+def test_a_folder_that_is_not_a_machine_label_is_refused(tmp_path):
+    file = write(tmp_path, good_text().replace("cpu-test-2c", "<b>x</b>"), machine="<b>x</b>")
+    with pytest.raises(ResultsError, match="is not a machine label"):
+        load(file)
+
+
+@pytest.fixture(scope="module")
+def bad_results(tmp_path_factory):
+    """The committed results plus one damaged copy of the dispatch figure on another machine."""
+    root = tmp_path_factory.mktemp("bad") / "results"
+    shutil.copytree(REPO / "results", root)
+    src = root / "cpu-amd-epyc-2c" / "dispatch_vs_completion.csv"
+    damaged = root / "cpu-damaged-2c" / "dispatch_vs_completion.csv"
+    damaged.parent.mkdir()
+    text = src.read_text().replace("cpu-amd-epyc-2c", "cpu-damaged-2c")
+    lines = text.splitlines()
+    lines[4] = lines[4].rsplit(",", 5)[0] + ",nan,,,,"  # line 5: time_s is NaN
+    damaged.write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_strict_build_stops_on_a_bad_file_naming_it(bad_results, tmp_path):
+    proc = build_site(tmp_path / "site", bad_results, strict=True)
+    assert proc.returncode != 0
+    assert "cpu-damaged-2c/dispatch_vs_completion.csv:5: column 'time_s' is nan" in proc.stderr
+
+
+def test_lenient_build_shows_the_problem_instead_of_the_figure(bad_results, tmp_path):
+    proc = build_site(tmp_path / "site", bad_results, strict=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    page = (tmp_path / "site" / "what-the-clock-caught" / "index.html").read_text()
+    assert "bench-error" in page and "dispatch_vs_completion.csv:5:" in page
+    assert "cpu-amd-epyc-2c" in page  # the good machine's figure is still shown

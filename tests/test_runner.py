@@ -1,0 +1,135 @@
+"""The runner: R processes per figure, atomic publication, failures contained."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from benchsite.load import ResultFile, load
+from conftest import REPO
+from harness import runner
+
+BENCH = REPO / "bench_scripts"
+
+FAKE_SCRIPT = textwrap.dedent('''
+    import os, sys, time
+    from harness import Recorder, Sample, figure_main
+
+    FIGURE = {"title": "t", "caption": "c", "chapter": "index.md", "variants": ["v"]}
+
+    def measure(rec: Recorder) -> None:
+        mode = os.environ.get("FAKE_MODE", "ok")
+        if mode == "fail-second" and rec.config.run == 1:
+            sys.exit("second run breaks on purpose")
+        if mode == "slow":
+            time.sleep(60)
+        rec.add("v", "completed", [Sample(0.001 * (rec.config.run + 1))], dtype="float32", shape="1")
+        (rec.artifact("note.txt")).write_text(f"run {rec.config.run}")
+
+    if __name__ == "__main__":
+        figure_main(__file__, measure)
+''')
+
+
+@pytest.fixture
+def bench_dir(tmp_path):
+    """A bench_scripts folder with two fake figures that import the real harness."""
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "harness").symlink_to(BENCH / "harness")
+    (folder / "good.py").write_text(FAKE_SCRIPT)
+    (folder / "other.py").write_text(FAKE_SCRIPT)
+    return folder
+
+
+@pytest.fixture
+def results(tmp_path):
+    folder = tmp_path / "results"
+    (folder / "someone-else").mkdir(parents=True)
+    (folder / "someone-else" / "good.csv").write_text("not ours\n")
+    return folder
+
+
+def run_main(bench_dir, results, *args, env=None):
+    old = dict(os.environ)
+    os.environ.update(env or {}, MACHINE="fake-machine")
+    try:
+        return runner.main(["--results", str(results), *args], bench_dir=bench_dir)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def test_r_runs_are_r_processes_written_once(bench_dir, results):
+    assert run_main(bench_dir, results, "--runs", "3", "--only", "good") == 0
+    frame = load(ResultFile("fake-machine", "good", results / "fake-machine" / "good.csv"))
+    assert sorted(frame["run"]) == [0, 1, 2]
+    assert frame["timestamp_utc"].nunique() >= 1 and frame["figure_id"].unique().tolist() == ["fig-good"]
+    assert (results / "fake-machine" / "good.note.txt").read_text() == "run 0"
+    assert (results / "someone-else" / "good.csv").read_text() == "not ours\n"
+
+
+def test_a_failing_run_keeps_the_old_file_and_the_others_go_on(bench_dir, results, capsys):
+    target = results / "fake-machine" / "good.csv"
+    target.parent.mkdir()
+    target.write_text("previous results\n")
+    code = run_main(bench_dir, results, "--runs", "2", env={"FAKE_MODE": "fail-second"})
+    out = capsys.readouterr()
+    assert code == 1
+    assert target.read_text() == "previous results\n"
+    assert "second run breaks on purpose" in out.err
+    assert "failed: good, other" in out.out
+    assert not list((results.parent / ".bench" / "staging").iterdir())
+
+
+def test_a_second_run_is_refused_while_one_holds_the_lock(bench_dir, results, capsys):
+    with runner.bench_lock(results.parent / ".bench"):
+        assert run_main(bench_dir, results, "--runs", "1") == 2
+    assert "refusing to start a second one" in capsys.readouterr().err
+    assert not (results / "fake-machine").exists()
+
+
+def test_unknown_figure_is_an_error(bench_dir, results, capsys):
+    assert run_main(bench_dir, results, "--only", "nope") == 2
+    assert "no such figure script: nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
+    target = results / "fake-machine" / "good.csv"
+    target.parent.mkdir()
+    target.write_text("previous results\n")
+    env = dict(os.environ, MACHINE="fake-machine", FAKE_MODE="slow", PYTHONPATH=str(REPO))
+    code = (f"import sys; sys.path.insert(0, {str(bench_dir)!r}); from harness import runner; "
+            f"from pathlib import Path; sys.exit(runner.main(['--results', {str(results)!r}, '--runs', '2'], "
+            f"bench_dir=Path({str(bench_dir)!r})))")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    staging = results.parent / ".bench" / "staging"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "run 1 of 2" not in (proc.stdout.readline() or ""):
+        pass
+    time.sleep(1.0)  # the worker is now inside measure()
+    os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "results/ is as it was" in err
+    assert target.read_text() == "previous results\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["good.csv"]
+    assert not staging.exists() or not list(staging.iterdir())
+
+
+@pytest.mark.parametrize("script", runner.figure_scripts(), ids=lambda p: p.stem)
+def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
+    """Each real figure script, tiny sizes, one run: it cannot rot unnoticed."""
+    proc = subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results",
+                           str(tmp_path / "results")], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, MACHINE="smoke-test"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    written = tmp_path / "results" / "smoke-test" / f"{script.stem}.csv"
+    frame = load(ResultFile("smoke-test", script.stem, written))
+    assert len(frame) > 0 and frame["run"].unique().tolist() == [0]
