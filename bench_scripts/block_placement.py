@@ -53,9 +53,8 @@ def sizes(rec: Recorder) -> list[int]:
 def sample_both(rec: Recorder, x: jax.Array) -> tuple[list[Sample], list[Sample]]:
     """Both placements, interleaved sample by sample so that a slow stretch
     of a shared machine lands on both instead of on one."""
-    for _ in range(3):
-        block_every_call(matmul, (x,), CALLS)  # warm-up, not recorded
-    one = block_every_call(matmul, (x,), CALLS) * CALLS
+    block_every_call(matmul, (x,), CALLS)  # warm-up: fifty calls, not recorded
+    one = block_every_call(matmul, (x,), CALLS) * CALLS  # sizes the sample count
     count = choose_count(one, rec.config.budget_s, rec.config.min_samples)  # budget per variant
     at_end, every = [], []
     for _ in range(count):

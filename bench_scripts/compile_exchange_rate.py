@@ -11,9 +11,9 @@ FIGURE = {
     "title": "First call vs steady step of a jitted MLP",
     "caption": (
         "The first call of a jitted function pays for tracing, lowering and compiling before "
-        "it runs, and compiling dominates. Counted in steady steps, one first call is worth "
-        "dozens of training steps on this MLP: a recompile in the middle of a run is a visible "
-        "stall, and a timing that includes the first call measures the compiler."
+        "it runs, and the compile is the largest part. Counted in steady steps, one first call "
+        "costs many of them: a recompile in the middle of a run is a visible stall, and a "
+        "timing that includes the first call measures the compiler."
     ),
     "chapter": "what-the-clock-caught.md",
     "group_by": ["width"],
