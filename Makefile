@@ -36,8 +36,8 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 	$(MAKE) --no-print-directory site || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 
-bench-smoke: ## Every figure once at tiny sizes into .bench/smoke-results (nothing in results/ changes)
-	$(MAKE) --no-print-directory bench R=1 SMOKE=1 RESULTS=.bench/smoke-results
+bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at tiny sizes into .bench/smoke-results (results/ untouched, no site)
+	$(PYTHON) bench_scripts/run.py --runs 1 --smoke --results .bench/smoke-results
 
 site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	@start=$$(date +%s%N); \

@@ -11,6 +11,7 @@ from harness.runner import figure_scripts
 from harness.schema import figure_id_for
 
 from . import REPO
+from .metrics import METRICS
 
 BENCH_DIR = REPO / "bench_scripts"
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
@@ -59,6 +60,9 @@ def read_figure(script: Path) -> Figure:
     ratio = meta.get("ratio")
     if ratio is not None and (len(ratio) != 2 or any(r not in meta["variants"] for r in ratio)):
         raise FigureError(f"{script}:{line}: FIGURE ratio must name two of its variants")
+    unknown = [m for m in meta.get("metrics", ()) if m not in METRICS]
+    if unknown:
+        raise FigureError(f"{script}:{line}: FIGURE metrics {unknown} unknown (known: {', '.join(METRICS)})")
     known = set(Figure.__dataclass_fields__) - {"id", "stem", "script", "extra"}
     return Figure(
         id=figure_id_for(script.stem), stem=script.stem, script=script,

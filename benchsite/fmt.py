@@ -35,6 +35,13 @@ def time_one(seconds: float) -> str:
     return f"{sig(seconds / scale)} {unit}"
 
 
+def count_range(median: float, low: float, high: float) -> str:
+    """A count such as compiles: ``6`` when every run agrees, else ``6 [5..7]``."""
+    if low == high:
+        return f"{median:g}"
+    return f"{median:g} [{low:g}..{high:g}]"
+
+
 def ratio_range(median: float, low: float, high: float) -> str:
     return f"{sig(median)}× [{sig(low)}..{sig(high)}]"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import fmt, render, stats
+from . import fmt, metrics, render, stats
 from .catalog import Catalog
 from .fmt import esc
 
@@ -158,6 +158,16 @@ def _stat_ratio(frame, opts, fig) -> str:
     return fmt.ratio_range(s.median, s.low, s.high)
 
 
+def _stat_compiles(frame, opts, fig) -> str:
+    s = stats.summarize(stats.run_medians(_select(frame, opts), "compiles"))
+    return fmt.count_range(s.median, s.low, s.high)
+
+
+def _stat_diff(frame, opts, fig, per_window: bool = False) -> str:
+    s = stats.summarize(stats.diff_per_run(*_pair(frame, opts, fig), per_window=per_window))
+    return fmt.time_range(s.median, s.low, s.high)
+
+
 def _stat_verdict(frame, opts, fig) -> str:
     a, b = (stats.summarize(stats.run_medians(x)) for x in _pair(frame, opts, fig))
     return stats.verdict(a, b)
@@ -175,13 +185,98 @@ def _stat_runs(frame, opts, fig) -> str:
     return str(_select(frame, opts)["run"].nunique() if opts else frame["run"].nunique())
 
 
+def _stat_metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], object], str]:
+    def stat(frame, opts, fig) -> str:
+        text = metrics.shown(_select(frame, opts), name)
+        if text == "—":
+            raise ValueError(f"the selected rows carry no {name} data")
+        return text
+    return stat
+
+
+def _stat_error_ratio(frame, opts, fig) -> str:
+    """Per-run ratio of the two variants' errors, a / b."""
+    a, b = (metrics.get("error").per_run(x) for x in _pair(frame, opts, fig))
+    common = a.index.intersection(b.index)
+    if common.empty or (b[common] == 0).any():
+        raise ValueError("no runs where both variants have a non-zero error to divide by")
+    s = stats.summarize(a[common] / b[common])
+    return fmt.ratio_range(s.median, s.low, s.high)
+
+
+def _stat_detail(frame, opts, fig) -> str:
+    """The ``detail`` text of the selected rows (distinct values, joined); escaped when shown."""
+    texts = sorted({str(d) for d in _select(frame, opts)["detail"] if d})
+    if not texts:
+        raise ValueError("the selected rows carry no detail text")
+    return "; ".join(texts)
+
+
 STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
     "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
     "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
     "min": _stat_min, "mean": _stat_mean,
+    "bandwidth": _stat_metric("bandwidth"), "flop-rate": _stat_metric("flop_rate"),
+    "error": _stat_metric("error"), "size": _stat_metric("size"), "error-ratio": _stat_error_ratio,
+    "detail": _stat_detail,
+    "compiles": _stat_compiles, "diff": _stat_diff,
+    "lost": lambda frame, opts, fig: _stat_diff(frame, opts, fig, per_window=True),
 }
+
+
+# --- bench:ranked -----------------------------------------------------------------------
+
+def ranked_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:ranked fig-id variant=op by=op top=8 [metric=time] -->``: the rows of
+    one variant, one line per value of the ``by`` parameter, largest median first."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    by, top = opts.pop("by", None), int(opts.pop("top", "10"))
+    metric = metrics.get(opts.pop("metric", "time"))
+    if not by or "variant" not in opts:
+        raise ValueError("needs variant= and by= (the parameter that names each line)")
+    machine = ctx.catalog.prose_machine(fig_id)
+    rows = _select(ctx.catalog.frames[(fig_id, machine)], opts)
+    if f"p_{by}" not in rows:
+        raise ValueError(f"no parameter {by!r} in the selected rows")
+    return render.ranked_table(rows, by, top, metric, f"{fig_id} on {machine}")
+
+
+# --- bench:file -------------------------------------------------------------------------
+
+def file_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:file fig-id name=trace.json.gz -->``: a download link to a side file
+    of the figure (``results/<machine>/<stem>.<name>``) from the machine the prose quotes."""
+    fig_id = _figure_id(args, ctx)
+    name = _options(args[1:]).get("name")
+    if not name:
+        raise ValueError("needs name= (the side file's name after the figure's stem)")
+    machine = ctx.catalog.prose_machine(fig_id)
+    filename = f"{ctx.catalog.figures[fig_id].stem}.{name}"
+    if not (ctx.catalog.results / machine / filename).is_file():
+        raise ValueError(f"no side file {filename} in {ctx.catalog.results / machine}")
+    url = ctx.link(f"results/{machine}/{filename}")
+    return f'<a href="{esc(url)}" download><code>{esc(filename)}</code></a>'
+
+
+# --- bench:detail -----------------------------------------------------------------------
+
+def detail_marker(args: list[str], ctx: Context) -> str:
+    """The distinct ``detail`` texts of the selected rows (e.g. what JAX's compile
+    log said), each with how many samples carried it; escaped, never interpreted."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    if (fig_id, machine) not in ctx.catalog.frames:
+        raise ValueError(f"no valid results for {fig_id} on {machine}")
+    frame = ctx.catalog.frames[(fig_id, machine)]
+    return render.detail_list(_select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
+
 
 HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "figure": figure_marker,
     "value": value_marker,
+    "ranked": ranked_marker,
+    "file": file_marker,
+    "detail": detail_marker,
 }

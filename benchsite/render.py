@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pandas as pd
 
-from . import chart, fmt, stats
+from . import chart, fmt, metrics, stats
 from .figures import Figure
 from .fmt import esc
 
@@ -50,23 +50,49 @@ def ratio_summary(rows: pd.DataFrame, fig: Figure) -> stats.Summary | None:
     return stats.summarize(per_run) if not per_run.empty else None
 
 
-def table(frame: pd.DataFrame, fig: Figure) -> str:
-    """Median [min..max] of the per-run medians, per group and variant, plus the ratio."""
+def table(frame: pd.DataFrame, fig: Figure, metric: str = "time") -> str:
+    """Median [min..max] of the per-run values of ``metric`` (the run medians of
+    time by default), per group and variant, plus the ratio (time only)."""
+    with_ratio = fig.ratio is not None and metric == "time"
     head = ([esc(", ".join(fig.group_by))] if fig.group_by else []) + [esc(v) for v in fig.variants]
-    if fig.ratio:
+    if with_ratio:
         head.append(f"{esc(fig.ratio[0])} / {esc(fig.ratio[1])}")
     body = []
     for label, rows in groups(frame, fig):
         cells = [esc(label)] if fig.group_by else []
-        for variant in fig.variants:
-            s = cell_summary(rows, variant)
-            cells.append(fmt.time_range(s.median, s.low, s.high) if s else "—")
-        if fig.ratio:
+        cells += [esc(metrics.shown(rows[rows["variant"] == v], metric)) for v in fig.variants]
+        if with_ratio:
             r = ratio_summary(rows, fig)
             cells.append(fmt.ratio_range(r.median, r.low, r.high) if r else "—")
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return ("<table>\n<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>\n"
             "<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>")
+
+
+def _ranked_lines(rows: pd.DataFrame, by: str, metric: metrics.Metric) -> list[tuple[float, str, str, str]]:
+    """(median, key, detail, shown) per value of parameter ``by``, largest median first."""
+    lines = []
+    for key, part in rows.groupby(f"p_{by}"):
+        s = stats.summarize(metric.per_run(part))
+        detail = next((str(d) for d in part["detail"] if d), "")
+        lines.append((s.median, str(key), detail, metric.show(s)))
+    return sorted(lines, key=lambda line: -line[0])
+
+
+def ranked_table(rows: pd.DataFrame, by: str, top: int, metric: metrics.Metric, source: str) -> str:
+    """The first ``top`` lines of :func:`_ranked_lines`, each with its ``detail`` text and its
+    share of the sum of all lines' medians."""
+    lines = _ranked_lines(rows, by, metric)
+    total = sum(line[0] for line in lines)
+    share = (lambda v: fmt.percent(v / total)) if total else (lambda v: "n/a")
+    body = "\n".join(f"<tr><td><code>{esc(key)}</code></td><td>{esc(detail)}</td><td>{esc(shown)}</td>"
+                     f"<td>{esc(share(median))}</td></tr>" for median, key, detail, shown in lines[:top])
+    note = (f"top {min(top, len(lines))} of {len(lines)} (one line per {esc(by)}), together "
+            f"{esc(share(sum(line[0] for line in lines[:top])))} of the sum; median [min..max] over "
+            f"{rows['run'].nunique()} runs ({esc(source)})")
+    return ("<div class=\"bench-ranked\" markdown=\"0\">\n<table>\n<thead><tr>"
+            f"<th>{esc(by)}</th><th>what it is</th><th>{esc(metric.name)}</th><th>share</th></tr></thead>\n"
+            f"<tbody>\n{body}\n</tbody>\n</table>\n<p class=\"bench-meta\">{note}</p>\n</div>")
 
 
 def spread_text(frame: pd.DataFrame, fig: Figure) -> str:
@@ -114,6 +140,21 @@ def warm_compiles(frame: pd.DataFrame) -> str:
             f"window ({names}); those times include a compile.</p>")
 
 
+def detail_list(frame: pd.DataFrame, source: str) -> str:
+    """Each distinct ``detail`` text once, in first-seen order, with how many of
+    the samples carried it; a plain statement when no sample carried any."""
+    total, runs = len(frame), frame["run"].nunique()
+    texts = frame["detail"].dropna()
+    texts = texts[texts != ""]
+    where = f"{total} samples, {runs} runs of {esc(source)}"
+    if texts.empty:
+        return f'<p class="bench-detail-none">Nothing logged in any of the {where}.</p>'
+    blocks = [f'<p class="bench-detail-meta">In {n} of the {where}:</p>\n'
+              f'<pre class="bench-detail"><code>{esc(text)}</code></pre>'
+              for text, n in texts.value_counts(sort=False).items()]
+    return '<div class="bench-details" markdown="0">\n' + "\n".join(blocks) + "\n</div>"
+
+
 def _distinct(frame: pd.DataFrame, col: str) -> str:
     values = sorted({str(v) for v in frame[col].dropna()})
     return ", ".join(esc(v) for v in values) or "—"
@@ -122,7 +163,7 @@ def _distinct(frame: pd.DataFrame, col: str) -> str:
 def meta_line(frame: pd.DataFrame) -> str:
     """What a reader from a review link needs first: on what, when, how, how many."""
     first = frame.iloc[0]
-    per_run = frame.groupby(["run", "variant", "params"]).size()
+    per_run = frame.groupby(["run", "variant", "params"], dropna=False).size()  # params may be empty
     return (f"<p class=\"bench-meta\"><strong>{esc(first['machine'])}</strong> "
             f"({esc(first['platform'])}, {esc(first['device_kind'])}) · jax {_distinct(frame, 'jax_version')} · "
             f"{_distinct(frame, 'timestamp_utc')[:10]} · boundary {_distinct(frame, 'boundary')} · "
@@ -162,14 +203,22 @@ def stale_banner(fig: Figure) -> str:
             "these results were recorded; rerun <code>make bench</code> to refresh them.</p>")
 
 
+def metric_tables(frame: pd.DataFrame, fig: Figure) -> str:
+    """One more table per entry of the figure's ``metrics`` (bandwidth, error, ...)."""
+    return "\n".join(f"<p class=\"bench-metric\">{esc(metrics.get(m).label)}; median [min..max] "
+                     f"over runs</p>\n{table(frame, fig, m)}" for m in fig.extra.get("metrics", ()))
+
+
 def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str) -> str:
     """Everything for one machine: meta, table, spread, chart, provenance."""
     labels = [label for label, _ in groups(frame, fig)]
-    svg = chart.sample_chart(frame, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
+    timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
+    svg = chart.sample_chart(timed, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
                              f"{fig.title} on {frame.iloc[0]['machine']}")
     return "\n".join([
         stale_banner(fig) if is_stale(frame, current_sha) else "",
-        meta_line(frame), table(frame, fig), spread_text(frame, fig), warm_compiles(frame),
+        meta_line(frame), table(frame, fig), metric_tables(frame, fig), spread_text(timed, fig),
+        warm_compiles(frame),
         f"<figure class=\"bench-chart\">{svg}<figcaption>Every sample, coloured by run (one "
         f"process each); a short bar marks each run's median, the shaded band spans the lowest to "
         f"the highest run median. <a href=\"{esc(csv_url)}\" download>CSV</a></figcaption></figure>",

@@ -38,9 +38,9 @@ def summarize(values: pd.Series) -> Summary:
     return Summary(float(values.median()), float(values.min()), float(values.max()), int(values.size))
 
 
-def run_medians(frame: pd.DataFrame) -> pd.Series:
-    """Median of ``time_s`` per run, indexed by run."""
-    return frame.groupby("run")["time_s"].median()
+def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
+    """Median of ``column`` (``time_s`` unless told) per run, indexed by run."""
+    return frame.groupby("run")[column].median()
 
 
 def run_minima(frame: pd.DataFrame) -> pd.Series:
@@ -69,6 +69,16 @@ def ratio_per_run(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
     ra, rb = run_medians(a), run_medians(b)
     common = ra.index.intersection(rb.index)
     return ra[common] / rb[common]
+
+
+def diff_per_run(a: pd.DataFrame, b: pd.DataFrame, per_window: bool = False) -> pd.Series:
+    """Per-run difference of run medians a - b, in seconds per call; with
+    ``per_window``, times a's calls per sample: what a whole timed window of a
+    (a loop of ``calls`` calls) lost against b."""
+    ra, rb = run_medians(a), run_medians(b)
+    common = ra.index.intersection(rb.index)
+    lost = ra[common] - rb[common]
+    return lost * run_medians(a, "calls")[common] if per_window else lost
 
 
 def verdict(a: Summary, b: Summary) -> str:

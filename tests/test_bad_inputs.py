@@ -33,7 +33,8 @@ def drop_column(text: str, column: str) -> str:
 
 
 BAD_INPUTS = {
-    "truncated": (lambda t: t[: t.rindex("\n", 0, len(t) - 1) + 40], r":7: \d+ fields where the header has 35"),
+    "truncated": (lambda t: t[: t.rindex("\n", 0, len(t) - 1) + 40],
+                  rf":7: \d+ fields where the header has {len(COLUMNS)}"),
     "empty file": (lambda t: "", r":1: empty file"),
     "header only": (lambda t: t.splitlines()[0] + "\n", r":2: no data rows"),
     "missing column": (lambda t: drop_column(t, "time_s"), r":1: missing column\(s\) time_s"),
@@ -78,6 +79,19 @@ def test_bad_input_is_refused_with_file_and_line(tmp_path, name):
         load(file)
 
 
+def test_a_file_from_before_a_later_optional_column_still_loads(tmp_path):
+    frame = load(write(tmp_path, drop_column(good_text(), "size_bytes")))
+    assert len(frame) == len(GOOD_ROWS)
+    assert frame["size_bytes"].isna().all()
+    assert list(frame.columns[:len(COLUMNS)]) == list(COLUMNS)
+
+
+def test_an_older_file_with_a_bad_row_is_still_refused_at_its_line(tmp_path):
+    file = write(tmp_path, replace_cell(drop_column(good_text(), "size_bytes"), 3, "run", "first"))
+    with pytest.raises(ResultsError, match=r"demo\.csv:3: column 'run' has 'first'"):
+        load(file)
+
+
 def test_a_folder_that_is_not_a_machine_label_is_refused(tmp_path):
     file = write(tmp_path, good_text().replace("cpu-test-2c", "<b>x</b>"), machine="<b>x</b>")
     with pytest.raises(ResultsError, match="is not a machine label"):
@@ -93,9 +107,7 @@ def bad_results(tmp_path_factory):
     damaged = root / "cpu-damaged-2c" / "dispatch_vs_completion.csv"
     damaged.parent.mkdir()
     text = src.read_text().replace("cpu-amd-epyc-2c", "cpu-damaged-2c")
-    lines = text.splitlines()
-    lines[4] = lines[4].rsplit(",", 5)[0] + ",nan,,,,"  # line 5: time_s is NaN
-    damaged.write_text("\n".join(lines) + "\n")
+    damaged.write_text(replace_cell(text, 5, "time_s", "nan"))  # line 5: time_s is NaN
     return root
 
 

@@ -73,3 +73,54 @@ def test_a_figure_without_results_is_reported_not_hidden(catalog, tmp_path):
     problems = []
     out = expand("<!-- bench:figure fig-demo -->", ctx(empty, problems))
     assert "cannot be shown" in out and problems
+
+
+@pytest.fixture
+def loop_catalog(tmp_path):
+    """Two variants of a timed loop of 4 calls: 'slow' compiled in its window and logged why."""
+    script = tmp_path / "loops.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-loops", stem="loops", script=script, title="Loops", caption="c",
+                 chapter="index.md", variants=("slow", "fast"), ratio=("slow", "fast"))
+    said = "CACHE MISS <at> line 3\n\n  different & new"
+    rows = [make_row(run=r, sample=s, variant=v, boundary="loop", calls=4, time_s=t, compiles=c,
+                     detail=d, params="", script_sha256="x" * 64, figure_id="fig-loops")
+            for r in range(3) for s in range(2)
+            for v, t, c, d in (("slow", 3e-3 + r * 1e-3, 1 + (r == 2) * (s == 1), said if s == 0 else "other"),
+                               ("fast", 1e-3, 0, ""))]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "loops.csv", results.to_csv_text(rows))
+    return Catalog.build(tmp_path / "results", {"fig-loops": fig})
+
+
+def test_compiles_stat_is_a_count_with_its_spread(loop_catalog):
+    text = expand("<!-- bench:value fig-loops stat=compiles variant=fast --> then "
+                  "<!-- bench:value fig-loops stat=compiles variant=slow -->", ctx(loop_catalog))
+    assert ">0</span> then " in text
+    assert ">1 [1..1.5]</span>" in text  # run medians 1, 1, 1.5
+
+
+def test_diff_and_lost_stats_from_the_run_medians(loop_catalog):
+    text = expand("<!-- bench:value fig-loops stat=diff --> / <!-- bench:value fig-loops stat=lost -->",
+                  ctx(loop_catalog))
+    assert "3.00 ms [2.00..4.00]" in text  # per call: (3, 4, 5) ms - 1 ms
+    assert "12.0 ms [8.00..16.0]" in text  # per window of 4 calls
+
+
+def test_detail_marker_lists_each_text_once_escaped_with_its_count(loop_catalog):
+    out = expand("<!-- bench:detail fig-loops variant=slow -->", ctx(loop_catalog))
+    assert out.count("<pre") == 2
+    assert "CACHE MISS &lt;at&gt; line 3\n\n  different &amp; new" in out
+    assert "In 3 of the 6 samples, 3 runs" in out
+    assert out.index("CACHE MISS") < out.index("other")  # first seen first
+
+
+def test_detail_marker_says_so_when_nothing_was_logged(loop_catalog):
+    out = expand("<!-- bench:detail fig-loops variant=fast -->", ctx(loop_catalog))
+    assert "Nothing logged in any of the 6 samples, 3 runs" in out and "<pre" not in out
+    with pytest.raises(MarkerError, match="no rows match"):
+        expand("<!-- bench:detail fig-loops variant=medium -->", ctx(loop_catalog))
+
+
+def test_figure_meta_line_counts_samples_when_params_are_empty(loop_catalog):
+    out = expand("<!-- bench:figure fig-loops -->", ctx(loop_catalog))
+    assert "3 runs (separate processes) × 2–2 samples" in out

@@ -9,7 +9,8 @@ is left fails the test when it reads as a measured quantity:
 * a number with a time unit: ``5.9 ms``, ``130 µs``, ``2 s``, ``3 seconds``;
 * a number with a rate unit: ``12 GB/s``, ``3 TFLOP/s``;
 * a percentage: ``21 %``, ``21%``, ``21 percent``;
-* a ratio: ``11×``, ``11x``, ``a factor of 38``, ``3 times faster``;
+* a ratio: ``11×``, ``11x``, ``a factor of 38``, ``3 times faster`` (but not ``1×``, the
+  reference a ratio is read against: "below 1× means faster");
 * a typed spread: ``[11.9..13.0]``.
 
 Counts and sizes that define an experiment (``50 calls``, ``512 wide``,
@@ -40,7 +41,7 @@ MEASURED = re.compile("|".join([
     rf"{NUM}\s*{TIME_UNIT}",
     rf"{NUM}\s*{RATE_UNIT}",
     rf"{NUM}\s*(?:%|percent\b|per cent\b)",
-    rf"{NUM}\s*[×x](?!\w)(?!\s*\d)",  # 11x, 11 ×; not 512x512 or 2 x 2
+    rf"(?!1\s*[×x](?!\w)){NUM}\s*[×x](?!\w)(?!\s*\d)",  # 11x, 1.5 ×; not 512x512, 2 x 2, or 1×
     rf"\bfactor of\s+{NUM}",
     rf"{NUM}\s+times\s+(?:faster|slower|longer|shorter|more|less|as)\b",
     rf"\[\s*{NUM}\s*\.\.\s*{DIGITS}",
@@ -118,7 +119,7 @@ def test_a_hand_typed_step_time_is_caught_with_its_line():
 
 
 @pytest.mark.parametrize("typed", [
-    "5.9 ms", "130 µs", "130 μs", "2 s", "0.5s", "3 seconds", "12 GB/s", "3 TFLOP/s", "21 %",
+    "5.9 ms", "130 µs", "130 μs", "2 s", "0.5s", "3 seconds", "12 GB/s", "3 TFLOP/s", "21 %", "1.5×", "10×",
     "21%", "21 percent", "11×", "11x", "a factor of 38", "3 times faster", "[11.9..13.0]",
     "1.0-1.3 s",
 ])
@@ -129,7 +130,7 @@ def test_each_kind_of_measured_quantity_is_caught(typed: str):
 @pytest.mark.parametrize("fine", [
     "Call it 50 times in a row.", "A 512-wide MLP with a batch of 256.", "R = 5 runs.",
     "A 4096x4096 matrix.", "A 2 x 2 grid.", "On x86 with fp16 and an H200.", "jax 0.10.2.",
-    "Six steps, 3 stages.",
+    "Six steps, 3 stages.", "A ratio below 1× means faster.", "A ratio above 1x, then.", "Read it against 1×",
 ])
 def test_parameters_and_counts_pass(fine: str):
     assert typed_numbers(fine + "\n") == []

@@ -98,3 +98,20 @@ def test_first_call_is_split_into_its_stages(clock):
     assert stages["lower"] == pytest.approx(0.010)
     assert stages["compile"] == pytest.approx(0.057)
     assert stages["first-execute"] == pytest.approx(0.018)
+
+
+def test_clock_pair_is_two_reads_and_nothing_between():
+    reads = []
+
+    def ticking() -> float:  # each read costs 40 ns of fake time
+        reads.append(len(reads) * 40e-9)
+        return reads[-1]
+
+    assert timing.time_clock_pair(clock=ticking) == pytest.approx(40e-9)
+    assert len(reads) == 2
+
+
+def test_clock_is_a_known_boundary():
+    from harness.schema import BOUNDARIES
+
+    assert "clock" in BOUNDARIES

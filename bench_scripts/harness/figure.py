@@ -91,6 +91,7 @@ class Recorder:
         return samples
 
 
+# --8<-- [start:check]
 def check_close(actual: Any, reference: Any, *, rtol: float, atol: float, what: str) -> float:
     """Compare with an independent NumPy result before any timing is trusted.
 
@@ -111,6 +112,7 @@ def check_close(actual: Any, reference: Any, *, rtol: float, atol: float, what: 
                                 f"(rtol={rtol}, atol={atol}); not timing a wrong answer")
     scale = max(float(np.max(np.abs(want), initial=0.0)), np.finfo(np.float64).tiny)
     return float(np.max(np.abs(got - want), initial=0.0)) / scale
+# --8<-- [end:check]
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -126,6 +128,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+# --8<-- [start:worker]
 def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse.Namespace) -> int:
     fields = provenance.collect_all(script, REPO)
     config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]))
@@ -140,6 +143,7 @@ def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse
         return 4
     write_atomic(args.out, to_csv_text({**fields, **row} for row in recorder.rows))
     return 0
+# --8<-- [end:worker]
 
 
 def figure_main(script_file: str, measure: Callable[[Recorder], None],

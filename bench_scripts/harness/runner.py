@@ -83,6 +83,7 @@ def _merge(stem: str, parts: list[Path]) -> tuple[str, str]:
     return to_csv_text(rows), machines.pop()
 
 
+# --8<-- [start:runs]
 def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Path,
                index: str = "") -> Outcome:
     stem, started = script.stem, time.monotonic()
@@ -116,6 +117,7 @@ def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Pat
     finally:
         for leftover in staging.glob(f"{stem}.run*"):
             shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+# --8<-- [end:runs]
 
 
 def _summary(outcomes: list[Outcome], total_s: float) -> str:

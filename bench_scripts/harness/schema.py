@@ -6,6 +6,9 @@ publishing side can both import it.
 
 Format history:
   1  first version: one row per sample, flat provenance on every row.
+     Later, additively (no version bump: no file of the older shape was ever
+     published): the optional column ``size_bytes`` (a memory total or a file
+     size) and the boundary ``trace`` (an interval read from a profiler trace).
 """
 
 from __future__ import annotations
@@ -56,18 +59,23 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "max_rel_error",
     "bytes_moved",
     "flops",
+    "size_bytes",
     "detail",
 )
 
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
 
+# Optional columns added after version 1 first shipped: a file written before
+# one of them existed still reads, with that column empty.
+ADDED_LATER: frozenset[str] = frozenset({"size_bytes"})
+
 INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "calls", "compiles"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
-FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops"})
+FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes"})
 # Columns that may be empty; every other column must hold a value.
 NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape"}
 
-BOUNDARIES = ("dispatch", "completed", "loop", "first-call")
+BOUNDARIES = ("dispatch", "completed", "loop", "first-call", "clock", "trace")
 
 
 def figure_id_for(stem: str) -> str:

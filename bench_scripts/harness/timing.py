@@ -13,6 +13,10 @@ Boundaries (recorded with every sample as ``boundary``):
                  by ``calls``: throughput of a pipelined loop.
 * ``first-call`` trace / lower / compile / first execute of a fresh function
                  object, each stage timed on its own (ahead-of-time API).
+* ``trace``      an interval read from a profiler trace's own timestamps
+                 (``harness.profiles``), not from this module's clock.
+* ``clock``      two back-to-back clock reads and nothing between them: the
+                 smallest interval any other boundary can report.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ def _block_default(tree: Any) -> Any:
     return jax.block_until_ready(tree)
 
 
+# --8<-- [start:dispatch]
 def time_dispatch(fn: Callable, args: Sequence, *, clock: Clock = time.perf_counter,
                   block: Block = _block_default) -> float:
     """Seconds until ``fn(*args)`` returns control. The output is waited on
@@ -59,16 +64,20 @@ def time_dispatch(fn: Callable, args: Sequence, *, clock: Clock = time.perf_coun
     t1 = clock()
     block(out)
     return t1 - t0
+# --8<-- [end:dispatch]
 
 
+# --8<-- [start:completed]
 def time_completed(fn: Callable, args: Sequence, *, clock: Clock = time.perf_counter,
                    block: Block = _block_default) -> float:
     """Seconds until every leaf of ``fn(*args)`` is ready."""
     t0 = clock()
     block(fn(*args))
     return clock() - t0
+# --8<-- [end:completed]
 
 
+# --8<-- [start:loop]
 def time_loop(fn: Callable, args: Sequence, calls: int, *, clock: Clock = time.perf_counter,
               block: Block = _block_default) -> float:
     """Mean seconds per call over ``calls`` back-to-back calls, one block at the end."""
@@ -79,11 +88,22 @@ def time_loop(fn: Callable, args: Sequence, calls: int, *, clock: Clock = time.p
         out = fn(*args)
     block(out)
     return (clock() - t0) / calls
+# --8<-- [end:loop]
+
+
+# --8<-- [start:clock]
+def time_clock_pair(*, clock: Clock = time.perf_counter) -> float:
+    """Seconds between two back-to-back clock reads: the part of every other
+    interval that is the clock itself, and the smallest one it can report."""
+    t0 = clock()
+    return clock() - t0
+# --8<-- [end:clock]
 
 
 TIMERS = {"dispatch": time_dispatch, "completed": time_completed}
 
 
+# --8<-- [start:collect]
 def choose_count(estimate_s: float, budget_s: float, minimum: int = MIN_SAMPLES,
                  maximum: int = MAX_SAMPLES) -> int:
     """How many samples fit in ``budget_s`` given one sample takes ``estimate_s``."""
@@ -118,11 +138,13 @@ def collect(boundary: str, fn: Callable, args: Sequence, *, budget_s: float = BU
     per_sample = estimate.time_s * estimate.calls
     count = choose_count(per_sample, budget_s, minimum, maximum)
     return [one() for _ in range(count)]
+# --8<-- [end:collect]
 
 
 FIRST_CALL_STAGES = ("trace", "lower", "compile", "first-execute")
 
 
+# --8<-- [start:first-call]
 def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_counter,
                     block: Block = _block_default) -> dict[str, float]:
     """Seconds per stage of a first call, via the ahead-of-time API.
@@ -140,6 +162,7 @@ def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_cou
     block(compiled(*args))
     t4 = clock()
     return dict(zip(FIRST_CALL_STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)))
+# --8<-- [end:first-call]
 
 
 def timed(timer: Callable[..., float], *args: Any, calls: int = 1) -> Sample:

@@ -1,0 +1,54 @@
+"""fig-harness-floor: the smallest intervals the harness can report on this machine.
+
+A pair of clock reads with nothing between them, then a jitted call that does
+next to no work (one scalar add) at the dispatch, completed and loop
+boundaries. Any result within a few times these numbers measures the harness
+and the dispatch path, not the computation.
+"""
+
+FIGURE = {
+    "title": "The timing floor: clock reads and a near-empty jitted call",
+    "caption": (
+        "The clock pair is the resolution of every interval on the site; the near-empty "
+        "jitted call is the least any jitted function can cost at each boundary. A result "
+        "within a few times these floors is dominated by call overhead, so compare it with "
+        "care or batch more work into each call."
+    ),
+    "chapter": "diagnosing/harness.md",
+    "group_by": [],
+    "variants": ["clock-pair", "dispatch", "completed", "loop"],
+}
+
+# --8<-- [start:measure]
+import jax
+import numpy as np
+
+from harness import Recorder, Sample, check_close, figure_main, time_clock_pair
+from harness.timing import MAX_SAMPLES
+
+CLOCK_WARMUP = 20  # the first reads of a fresh process touch cold code paths
+
+tiny = jax.jit(lambda x: x + 1)  # one scalar add: the call's own cost, next to no work
+
+
+def clock_pairs() -> list[Sample]:
+    for _ in range(CLOCK_WARMUP):
+        time_clock_pair()
+    return [Sample(time_clock_pair()) for _ in range(MAX_SAMPLES)]
+
+
+def measure(rec: Recorder) -> None:
+    rec.add("clock-pair", "clock", clock_pairs(), dtype="none", shape="")
+    host = np.float32(1.5)
+    x = jax.device_put(host)  # placed and ready before any clock starts
+    x.block_until_ready()
+    err = check_close(tiny(x), np.float64(host) + 1, rtol=0, atol=0, what="x + 1")
+    common = dict(dtype="float32", shape="scalar", max_rel_error=err)
+    rec.collect("dispatch", "dispatch", tiny, (x,), **common)
+    rec.collect("completed", "completed", tiny, (x,), **common)
+    rec.collect("loop", "loop", tiny, (x,), **common)
+# --8<-- [end:measure]
+
+
+if __name__ == "__main__":
+    figure_main(__file__, measure)
