@@ -10,9 +10,9 @@ FIGURE = {
     "title": "Run-to-run spread of one unchanged workload",
     "caption": (
         "Separate processes running the identical script do not agree on the median, and the "
-        "between-run range is the floor any claimed speed-up has to clear. A difference "
-        "smaller than this range is not yet a result; the samples inside one run look tighter "
-        "than that and do not show it."
+        "between-run range is the floor any claimed speed-up has to clear: a difference smaller "
+        "than this range is not yet a result. The scatter of samples inside one run measures "
+        "something else and cannot stand in for it."
     ),
     "chapter": "what-the-clock-caught.md",
     "group_by": ["n"],
