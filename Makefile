@@ -15,11 +15,11 @@ export NO_MKDOCS_2_WARNING := 1
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
 
-.PHONY: help venv bench bench-smoke site serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
-	@echo "  variables: R=5 (runs per figure)  SMOKE=1 (tiny sizes)  STRICT=1 (stale figures fail the site)"
+	@echo "  variables: R=5 (runs per figure)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
 $(STAMP): requirements.txt
@@ -30,14 +30,22 @@ $(STAMP): requirements.txt
 
 venv: $(STAMP) ## Create .venv and install the pinned dependencies (automatic)
 
-bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, then build the site
-	@status=0; \
-	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(SMOKE),--smoke) || status=$$?; \
+bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, execute the lesson, build the site
+	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \
+	if ! flock -n 9; then echo "make bench: another make bench is running here; refusing to start a second one" >&2; exit 2; fi; \
+	status=0; \
+	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) || status=$$?; \
+	if [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
+	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
 	$(MAKE) --no-print-directory site || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 
 bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at tiny sizes into .bench/smoke-results (results/ untouched, no site)
 	$(PYTHON) bench_scripts/run.py --runs 1 --smoke --results .bench/smoke-results
+
+# The lessons run in the venv whatever PYTHON is: executing a notebook needs nbclient and ipykernel.
+lesson: $(STAMP) ## Execute the lesson notebooks, storing outputs in them (SMOKE=1: copies in .bench/)
+	$(PY) docs/lessons/execute.py $(if $(SMOKE),--smoke --out-dir .bench/smoke-lessons)
 
 site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	@start=$$(date +%s%N); \

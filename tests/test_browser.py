@@ -154,3 +154,14 @@ def test_machine_tabs_switch(two_machine_site, serve, page):
     assert blocks.nth(1).is_visible() and not blocks.nth(0).is_visible()
     assert "cpu-twin-2c" in blocks.nth(1).inner_text()
     assert page.problems == []
+
+
+def test_lesson_notebook_renders_with_outputs_and_folds(built_site, serve, page):
+    page.goto(serve(built_site) + "/lessons/benchmark-async-work/")
+    assert page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count() > 0
+    fold = page.locator("details").first
+    assert fold.get_attribute("open") is None
+    fold.locator("summary").click()
+    assert fold.get_attribute("open") is not None
+    assert page.locator("svg").count() >= 1  # the interval diagram
+    assert page.problems == []

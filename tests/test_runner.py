@@ -133,3 +133,18 @@ def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
     written = tmp_path / "results" / "smoke-test" / f"{script.stem}.csv"
     frame = load(ResultFile("smoke-test", script.stem, written))
     assert len(frame) > 0 and frame["run"].unique().tolist() == [0]
+
+
+def test_a_second_make_bench_is_refused_whole(tmp_path):
+    """While one `make bench` holds its lock, another measures nothing and builds nothing."""
+    import fcntl
+
+    lock = REPO / ".bench" / "make-bench.lock"
+    lock.parent.mkdir(exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        proc = subprocess.run(["make", "--no-print-directory", "bench", "R=1", f"RESULTS={tmp_path / 'r'}"],
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "another make bench is running here; refusing" in proc.stderr
+    assert not (tmp_path / "r").exists()
