@@ -143,6 +143,16 @@ def _stat_median(frame, opts, fig) -> str:
     return fmt.time_range(s.median, s.low, s.high)
 
 
+def _stat_min(frame, opts, fig) -> str:
+    s = stats.summarize(stats.run_minima(_select(frame, opts)))
+    return fmt.time_range(s.median, s.low, s.high)
+
+
+def _stat_mean(frame, opts, fig) -> str:
+    s = stats.summarize(stats.run_means(_select(frame, opts)))
+    return fmt.time_range(s.median, s.low, s.high)
+
+
 def _stat_ratio(frame, opts, fig) -> str:
     s = stats.summarize(stats.ratio_per_run(*_pair(frame, opts, fig)))
     return fmt.ratio_range(s.median, s.low, s.high)
@@ -224,7 +234,7 @@ def _stat_detail(frame, opts, fig) -> str:
 STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
     "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
     "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
-    "rate": _stat_rate, "field": _stat_field,
+    "rate": _stat_rate, "field": _stat_field, "min": _stat_min, "mean": _stat_mean,
     "bandwidth": _stat_metric("bandwidth"), "flop-rate": _stat_metric("flop_rate"),
     "error": _stat_metric("error"), "size": _stat_metric("size"), "error-ratio": _stat_error_ratio,
     "detail": _stat_detail,

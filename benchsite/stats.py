@@ -43,6 +43,18 @@ def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
     return frame.groupby("run")[column].median()
 
 
+def run_minima(frame: pd.DataFrame) -> pd.Series:
+    """Fastest sample per run: the least-disturbed call each process managed."""
+    return frame.groupby("run")["time_s"].min()
+
+
+def run_means(frame: pd.DataFrame) -> pd.Series:
+    """Mean seconds per call per run. A sample that averaged ``calls`` calls
+    counts ``calls`` times, so loops of different lengths combine correctly."""
+    weighted = (frame["time_s"] * frame["calls"]).groupby(frame["run"]).sum()
+    return weighted / frame.groupby("run")["calls"].sum()
+
+
 def within_spread(frame: pd.DataFrame) -> float:
     """Median over runs of each run's IQR / median."""
     def iqr_frac(times: pd.Series) -> float:

@@ -57,8 +57,8 @@ def test_unknown_marker_names_page_and_line(catalog):
 def test_unknown_figure_and_stat_fail(catalog):
     with pytest.raises(MarkerError, match="no figure script defines fig-nope"):
         expand("<!-- bench:value fig-nope -->", ctx(catalog))
-    with pytest.raises(MarkerError, match="unknown stat 'mean'"):
-        expand("<!-- bench:value fig-demo stat=mean -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="unknown stat 'mode'"):
+        expand("<!-- bench:value fig-demo stat=mode -->", ctx(catalog))
     with pytest.raises(MarkerError, match="no rows match"):
         expand("<!-- bench:value fig-demo variant=medium -->", ctx(catalog))
 

@@ -163,3 +163,12 @@ def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_cou
     t4 = clock()
     return dict(zip(FIRST_CALL_STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)))
 # --8<-- [end:first-call]
+
+
+def timed(timer: Callable[..., float], *args: Any, calls: int = 1) -> Sample:
+    """One sample from any timer (a script's own loop, say), with the backend
+    compiles seen inside its window, so hand-rolled sampling is flagged the
+    same way :func:`collect` flags its own."""
+    with compiles.count() as seen:
+        t = timer(*args)
+    return Sample(t, calls, seen.n)

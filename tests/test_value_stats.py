@@ -1,0 +1,49 @@
+"""``stat=min`` and ``stat=mean``: one statistic per run, then median [min..max] over runs."""
+
+import pytest
+
+from benchsite.catalog import Catalog
+from benchsite.figures import Figure
+from benchsite.markers import Context, expand
+from harness import results
+from test_results import make_row
+
+# Run r's isolated samples: 1, 2, 3 and a 10 ms stall, all scaled by (1 + r/10).
+ISOLATED_MS = (1.0, 2.0, 3.0, 10.0)
+# Loop samples of unequal length: 1 ms/call over 10 calls, 4 ms/call over 30 calls.
+LOOP = ((1e-3, 10), (4e-3, 30))
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    script = tmp_path / "stats_demo.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-stats-demo", stem="stats_demo", script=script, title="t", caption="c",
+                 chapter="index.md", variants=("isolated", "loop"))
+    rows = [make_row(run=r, sample=s, variant="isolated", time_s=ms * 1e-3 * (1 + r / 10))
+            for r in range(3) for s, ms in enumerate(ISOLATED_MS)]
+    rows += [make_row(run=r, sample=s, variant="loop", boundary="loop", time_s=t, calls=calls)
+             for r in range(3) for s, (t, calls) in enumerate(LOOP)]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "stats_demo.csv", results.to_csv_text(
+        [dict(r, figure_id="fig-stats-demo") for r in rows]))
+    return Catalog.build(tmp_path / "results", {"fig-stats-demo": fig})
+
+
+def value(catalog, args: str) -> str:
+    ctx = Context(catalog, "docs/page.md", lambda target: target, [].append)
+    return expand(f"<!-- bench:value fig-stats-demo {args} -->", ctx)
+
+
+def test_min_is_each_runs_fastest_sample_summarised_over_runs(catalog):
+    assert "1.10 ms [1.00..1.20]" in value(catalog, "stat=min variant=isolated")
+
+
+def test_mean_keeps_the_stall_that_the_median_drops(catalog):
+    # Per-run means 4.0, 4.4, 4.8 ms; per-run medians 2.5, 2.75, 3.0 ms.
+    assert "4.40 ms [4.00..4.80]" in value(catalog, "stat=mean variant=isolated")
+    assert "2.75 ms [2.50..3.00]" in value(catalog, "stat=median variant=isolated")
+
+
+def test_mean_weights_each_sample_by_the_calls_it_averaged(catalog):
+    # (1 ms x 10 + 4 ms x 30) / 40 calls = 3.25 ms; an unweighted mean would say 2.5 ms.
+    assert "3.25 ms [3.25..3.25]" in value(catalog, "stat=mean variant=loop")
