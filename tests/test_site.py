@@ -36,3 +36,14 @@ def test_dispatch_figure_section_is_complete(built_site):
 def test_every_committed_csv_is_downloadable(built_site):
     for csv in (REPO / "results").glob("*/*.csv"):
         assert (built_site / "results" / csv.parent.name / csv.name).is_file()
+
+
+def test_bench_section_covers_every_committed_result(built_site):
+    index = (built_site / "bench" / "index.html").read_text()
+    for csv in (REPO / "results").glob("*/*.csv"):
+        fig_id = "fig-" + csv.stem.replace("_", "-")
+        assert fig_id in index and csv.parent.name in index
+        page = built_site / "bench" / fig_id / csv.parent.name / "index.html"
+        assert "Cite this result" in page.read_text()
+    chapter = (built_site / "what-the-clock-caught" / "index.html").read_text()
+    assert "Link to this figure" in chapter and 'href="../bench/fig-dispatch-vs-completion/"' in chapter
