@@ -90,21 +90,25 @@ def table_rows(found: list[Cell]) -> list[tuple[str, ...]]:
 
 
 def header(a: str, b: str) -> tuple[str, ...]:
-    return ("row", "quantity", a, b, f"{a} / {b}", "beyond both spreads?")
+    return ("row", "quantity", a, b, "ratio", "beyond both spreads?")
+
+
+def ratio_note(a: str, b: str) -> str:
+    return f"ratio = median on {a} / median on {b}"
 
 
 def html_table(found: list[Cell], a: str, b: str) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in header(a, b))
     body = "\n".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table_rows(found))
     return (f"<table class=\"bench-compare\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
-            f"</table>\n<p class=\"bench-verdict\">{esc(results_count(found))}.</p>")
+            f"</table>\n<p class=\"bench-verdict\">{esc(ratio_note(a, b))}; {esc(results_count(found))}.</p>")
 
 
 def text_table(found: list[Cell], a: str, b: str) -> str:
     rows = [header(a, b), *table_rows(found)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(["  " + line for line in lines] + [f"  {results_count(found)}."])
+    return "\n".join(["  " + line for line in lines] + [f"  {ratio_note(a, b)}; {results_count(found)}."])
 
 
 # --- make compare A=<machine> B=<machine> ------------------------------------------------

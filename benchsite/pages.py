@@ -36,6 +36,7 @@ INDEX_SRC = "bench/index.md"
 # inlines about half a megabyte of SVG).
 MAX_TABS = 6
 
+WIDE = "---\nhide: [navigation]\n---\n\n"  # tables of machines need the width more than the short nav
 INDEX_PAGE = """---
 hide: [navigation, toc]
 ---
@@ -74,11 +75,11 @@ def generated_pages(cat: Catalog) -> dict[str, str]:
     """Source path -> Markdown of every /bench page; markers do the rendering."""
     pages = {INDEX_SRC: INDEX_PAGE}
     for fig_id, fig in sorted(cat.figures.items()):
-        pages[figure_src(fig_id)] = f"# {esc(fig.title)} {{ #{fig_id} }}\n\n<!-- bench:page {fig_id} -->\n"
+        pages[figure_src(fig_id)] = f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n<!-- bench:page {fig_id} -->\n"
         for machine in cat.machines(fig_id):
             slug = render.machine_slug(machine)
             pages[machine_src(fig_id, machine)] = (
-                f"# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n"
+                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n"
                 f"<!-- bench:page {fig_id} machine={slug} -->\n")
     return pages
 

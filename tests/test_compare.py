@@ -65,7 +65,7 @@ def test_html_and_text_show_the_same_rows(tmp_path, fig):
     for row in compare.table_rows(cells):
         assert all(value in text for value in row)
         assert all(value in html for value in row[:2])
-    assert "4 of 6 differences exceed both machines' run-to-run spread" in text
+    assert "ratio = median on cpu-a / median on cpu-b; 4 of 6 differences exceed" in text
 
 
 # --- make compare --------------------------------------------------------------------------
@@ -84,7 +84,7 @@ def test_cli_prints_each_figure_with_ratio_and_verdict(tmp_path, capsys):
     real_machine(tmp_path, "cpu-b")
     assert compare.main(["cpu-a", "cpu-b", "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert FIG_ID in out and "cpu-a / cpu-b" in out
+    assert FIG_ID in out and "ratio = median on cpu-a / median on cpu-b" in out
     assert "2.00×" in out and "a result" in out
     assert "STALE" in out  # the fixture's recorded sha256 is not the script's
 
