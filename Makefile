@@ -15,7 +15,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
 
-.PHONY: help venv bench bench-smoke lesson site serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site compare serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -47,10 +47,17 @@ bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at ti
 lesson: $(STAMP) ## Execute the lesson notebooks, storing outputs in them (SMOKE=1: copies in .bench/)
 	$(PY) docs/lessons/execute.py $(if $(SMOKE),--smoke --out-dir .bench/smoke-lessons)
 
+# Not --quiet: it drops warnings before --strict counts them, so a stale figure or a
+# bad CSV would pass. The INFO lines are filtered out instead; pipefail keeps the status.
 site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
-	@start=$$(date +%s%N); \
-	BENCH_RESULTS=$(RESULTS) BENCH_STRICT=$(STRICT) $(VENV)/bin/mkdocs build --strict --quiet && \
+	@set -o pipefail; start=$$(date +%s%N); \
+	BENCH_RESULTS=$(RESULTS) BENCH_STRICT=$(STRICT) $(VENV)/bin/mkdocs build --strict 2>&1 \
+	  | { grep -v '^INFO ' || true; } && \
 	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
+
+compare: $(STAMP) ## Compare two machines figure by figure: make compare A=<machine> B=<machine>
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }
+	$(PY) -m benchsite.compare $(A) $(B) --results $(RESULTS)
 
 serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
@@ -62,4 +69,4 @@ lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check .
 
 clean: ## Remove the built site and caches (keeps .venv and results/)
-	rm -rf site .bench .pytest_cache .ruff_cache
+	rm -rf site .bench .cache/bench .pytest_cache .ruff_cache

@@ -15,6 +15,7 @@ from .metrics import METRICS
 
 BENCH_DIR = REPO / "bench_scripts"
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
+HEADLINE_STATS = ("median", "ratio")
 
 
 class FigureError(ValueError):
@@ -33,6 +34,9 @@ class Figure:
     group_by: tuple[str, ...] = ()
     ratio: tuple[str, str] | None = None
     code_sections: tuple[str, ...] = ("measure",)
+    # The one number the /bench index quotes: (key, value) pairs of ``stat``
+    # (median | ratio), ``variant`` and group_by params; empty = the default choice.
+    headline: tuple[tuple[str, str], ...] = ()
     extra: dict = field(default_factory=dict)
 
     @property
@@ -52,6 +56,25 @@ def _figure_literal(script: Path) -> tuple[dict, int]:
     raise FigureError(f"{script}:1: no top-level FIGURE = {{...}} found")
 
 
+def _headline(meta: dict, where: str) -> tuple[tuple[str, str], ...]:
+    """The optional ``"headline": {"stat": "ratio", "n": 1024}`` key, checked against the figure."""
+    spec = meta.get("headline", {})
+    if not isinstance(spec, dict):
+        raise FigureError(f"{where}: FIGURE headline must be a dict such as {{'stat': 'ratio', 'n': 1024}}")
+    allowed = {"stat", "variant", *meta.get("group_by", ())}
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise FigureError(f"{where}: FIGURE headline has unknown key(s) {', '.join(unknown)} "
+                          f"(allowed: {', '.join(sorted(allowed))})")
+    if spec.get("stat", "median") not in HEADLINE_STATS:
+        raise FigureError(f"{where}: FIGURE headline stat must be one of {', '.join(HEADLINE_STATS)}")
+    if spec.get("stat") == "ratio" and not meta.get("ratio"):
+        raise FigureError(f"{where}: FIGURE headline stat 'ratio' needs a FIGURE ratio")
+    if "variant" in spec and spec["variant"] not in meta["variants"]:
+        raise FigureError(f"{where}: FIGURE headline variant {spec['variant']!r} is not one of its variants")
+    return tuple(sorted((str(k), str(v)) for k, v in spec.items()))
+
+
 def read_figure(script: Path) -> Figure:
     meta, line = _figure_literal(script)
     missing = [k for k in REQUIRED_KEYS if k not in meta]
@@ -63,6 +86,7 @@ def read_figure(script: Path) -> Figure:
     unknown = [m for m in meta.get("metrics", ()) if m not in METRICS]
     if unknown:
         raise FigureError(f"{script}:{line}: FIGURE metrics {unknown} unknown (known: {', '.join(METRICS)})")
+    headline = _headline(meta, f"{script}:{line}")
     known = set(Figure.__dataclass_fields__) - {"id", "stem", "script", "extra"}
     return Figure(
         id=figure_id_for(script.stem), stem=script.stem, script=script,
@@ -70,7 +94,7 @@ def read_figure(script: Path) -> Figure:
         variants=tuple(meta["variants"]), group_by=tuple(meta.get("group_by", ())),
         ratio=tuple(ratio) if ratio else None,
         code_sections=tuple(meta.get("code_sections", ("measure",))),
-        extra={k: v for k, v in meta.items() if k not in known},
+        headline=headline, extra={k: v for k, v in meta.items() if k not in known},
     )
 
 

@@ -7,13 +7,15 @@ blocks are left alone, so pages can show the syntax.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from . import fmt, metrics, render, stats
+from . import buildcache, fmt, metrics, pages, render, stats
 from .catalog import Catalog
 from .fmt import esc
 
@@ -31,6 +33,9 @@ class Context:
     page: str  # the page's source path, for messages
     link: Callable[[str], str]  # site path -> URL relative to this page
     on_problem: Callable[[str], None]  # report a bad results file (a warning in the build)
+    src_uri: str = ""  # the page's path below docs/, for Markdown links that mkdocs checks
+    docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
+    site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
 
 
 def expand(markdown: str, ctx: Context) -> str:
@@ -75,17 +80,22 @@ def _options(args: list[str]) -> dict[str, str]:
 
 def figure_marker(args: list[str], ctx: Context) -> str:
     fig = ctx.catalog.figures[_figure_id(args, ctx)]
-    panels = {m: _machine_panel(fig.id, m, ctx) for m in ctx.catalog.machines(fig.id)}
+    machines = ctx.catalog.machines(fig.id)
+    # A chapter shows at most a few machines (preferred first); /bench has them all.
+    panels = {m: _machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
     body = render.tabs(fig.id, panels) if panels else render.error_box(
         fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
     if not panels:
         ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
-    code = "\n".join(f'    --8<-- "{fig.script_rel}:{s}"' for s in fig.code_sections)
+    bench_page = posixpath.relpath(pages.figure_src(fig.id), posixpath.dirname(ctx.src_uri) or ".")
+    more = f" ({len(machines) - len(panels)} more machines there)" if len(machines) > len(panels) else ""
     return (f"### {esc(fig.title)} {{ #{fig.id} }}\n\n"
+            f"[Link to this figure](#{fig.id}){{ .bench-permalink }} · "
+            f"[Every machine, comparison, cite block]({bench_page}){more}\n\n"
             f"<div class=\"bench-figure\" data-figure=\"{fig.id}\" markdown=\"0\">\n"
             f"<p class=\"bench-caption\">{esc(fig.caption)}</p>\n{body}\n</div>\n\n"
             f"???+ example \"The code that produced it: `{fig.script_rel}`\"\n\n"
-            f"    ```python\n{code}\n    ```\n")
+            f"{render.code_block(fig)}")
 
 
 def _machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
@@ -95,7 +105,9 @@ def _machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
         return render.error_box(fig_id, cat.errors[(fig_id, machine)])
     fig = cat.figures[fig_id]
     csv_url = ctx.link(f"results/{machine}/{fig.stem}.csv")
-    return render.machine_panel(cat.frames[(fig_id, machine)], fig, cat.current_sha(fig_id), csv_url)
+    frame = cat.frames[(fig_id, machine)]
+    source = cat.results / machine / f"{fig.stem}.csv"
+    return buildcache.machine_panel(frame, fig, cat.current_sha(fig_id), csv_url, source)
 
 
 # --- bench:value ------------------------------------------------------------------------
@@ -298,4 +310,6 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "ranked": ranked_marker,
     "file": file_marker,
     "detail": detail_marker,
+    "index": pages.index_marker,  # /bench/
+    "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
 }

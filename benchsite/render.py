@@ -5,6 +5,8 @@ Plain functions of DataFrames; every text taken from a results file is escaped.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Iterator
 
 import pandas as pd
@@ -156,7 +158,8 @@ def detail_list(frame: pd.DataFrame, source: str) -> str:
 
 
 def _distinct(frame: pd.DataFrame, col: str) -> str:
-    values = sorted({str(v) for v in frame[col].dropna()})
+    # unique() first: str() on every one of thousands of rows dominated a panel's time
+    values = sorted({str(v) for v in frame[col].dropna().unique()})
     return ", ".join(esc(v) for v in values) or "—"
 
 
@@ -209,12 +212,21 @@ def metric_tables(frame: pd.DataFrame, fig: Figure) -> str:
                      f"over runs</p>\n{table(frame, fig, m)}" for m in fig.extra.get("metrics", ()))
 
 
-def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str) -> str:
-    """Everything for one machine: meta, table, spread, chart, provenance."""
+def panel_chart(frame: pd.DataFrame, fig: Figure) -> str:
+    """The chart of every sample of one figure on one machine, as inline SVG."""
     labels = [label for label, _ in groups(frame, fig)]
     timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
-    svg = chart.sample_chart(timed, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
-                             f"{fig.title} on {frame.iloc[0]['machine']}")
+    return chart.sample_chart(timed, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
+                              f"{fig.title} on {frame.iloc[0]['machine']}")
+
+
+def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str,
+                  svg: str | None = None) -> str:
+    """Everything for one machine: meta, table, spread, chart, provenance.
+
+    ``svg`` is the chart when the caller already has it (the build caches charts)."""
+    timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
+    svg = svg if svg is not None else panel_chart(frame, fig)
     return "\n".join([
         stale_banner(fig) if is_stale(frame, current_sha) else "",
         meta_line(frame), table(frame, fig), metric_tables(frame, fig), spread_text(timed, fig),
@@ -226,14 +238,30 @@ def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: s
     ])
 
 
+def machine_slug(machine: str) -> str:
+    """A URL- and id-safe name for a machine folder. Labels the harness writes are
+    already safe and stay as they are; anything else gets a short hash so that two
+    odd names cannot collide."""
+    safe = re.sub(r"[^a-z0-9._-]+", "-", machine.lower()).strip("-.") or "machine"
+    return safe if safe == machine else f"{safe}-{hashlib.sha256(machine.encode()).hexdigest()[:6]}"
+
+
+def tab_id(fig_id: str, machine: str) -> str:
+    """The stable anchor of one machine's tab: ``#fig-...--<machine>`` selects it."""
+    return f"{fig_id}--{machine_slug(machine)}"
+
+
 def tabs(fig_id: str, panels: dict[str, str]) -> str:
-    """Material's tab markup (as pymdownx.tabbed writes it), one tab per machine."""
+    """Material's tab markup (as pymdownx.tabbed writes it), one tab per machine.
+
+    Each input's id is :func:`tab_id`, so a link ending in ``#fig-...--<machine>``
+    opens that machine's tab (Material selects a tab whose input the hash names)."""
     if len(panels) == 1:
         return next(iter(panels.values()))
     name = f"__bench_{fig_id}"
-    inputs = "".join(f'<input id="{name}_{i}" name="{name}" type="radio"{" checked" if i == 1 else ""}>'
-                     for i in range(1, len(panels) + 1))
-    labels = "".join(f'<label for="{name}_{i}">{esc(m)}</label>' for i, m in enumerate(panels, 1))
+    inputs = "".join(f'<input id="{tab_id(fig_id, m)}" name="{name}" type="radio"{" checked" if i == 1 else ""}>'
+                     for i, m in enumerate(panels, 1))
+    labels = "".join(f'<label for="{tab_id(fig_id, m)}">{esc(m)}</label>' for m in panels)
     blocks = "".join(f'<div class="tabbed-block">\n{p}\n</div>' for p in panels.values())
     return (f'<div class="tabbed-set tabbed-alternate" data-tabs="1:{len(panels)}">{inputs}'
             f'<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div>\n</div>')
@@ -242,3 +270,9 @@ def tabs(fig_id: str, panels: dict[str, str]) -> str:
 def error_box(fig_id: str, message: str) -> str:
     return (f"<div class=\"bench-error\" role=\"alert\"><strong>{esc(fig_id)} cannot be shown:</strong> "
             f"{esc(message)}</div>")
+
+
+def code_block(fig: Figure, indent: str = "    ") -> str:
+    """The script's named sections as a snippets include: the code shown is the code that ran."""
+    lines = "\n".join(f'{indent}--8<-- "{fig.script_rel}:{s}"' for s in fig.code_sections)
+    return f"{indent}```python\n{lines}\n{indent}```\n"

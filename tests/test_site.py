@@ -30,3 +30,12 @@ def test_asynchronous_dispatch_page_shows_its_four_figures(built_site):
     assert html.count('<svg role="img"') >= 4
     assert html.count('class="bench-value"') >= 30  # the prose quotes the data, never typed numbers
     assert "bench:value" not in html and "bench:figure" not in html
+def test_bench_section_covers_every_committed_result(built_site):
+    index = (built_site / "bench" / "index.html").read_text()
+    for csv in (REPO / "results").glob("*/*.csv"):
+        fig_id = "fig-" + csv.stem.replace("_", "-")
+        assert fig_id in index and csv.parent.name in index
+        page = built_site / "bench" / fig_id / csv.parent.name / "index.html"
+        assert "Cite this result" in page.read_text()
+    chapter = (built_site / "what-the-clock-caught" / "index.html").read_text()
+    assert "Link to this figure" in chapter and 'href="../bench/fig-dispatch-vs-completion/"' in chapter

@@ -1,0 +1,371 @@
+"""The /bench section: one index of every figure on every machine, one page per
+figure, one page per figure and machine. What a reviewer links.
+
+The build generates each page's Markdown (:func:`generated_pages`) with markers
+in it; the marker handlers here (``bench:index``, ``bench:page``) fill them from
+the catalog like any other page's markers.
+
+URLs (stable; a new machine or figure adds pages, never moves one):
+  /bench/                        every figure x machine, with its headline
+  /bench/<fig-id>/               one figure: machines, results, comparison, code
+  /bench/<fig-id>/#<fig-id>--<m> the same page with machine m's tab open
+  /bench/<fig-id>/<m>/           one figure on one machine, with its cite block
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import pandas as pd
+
+from . import buildcache, compare, render
+from .catalog import Catalog
+from .figures import Figure
+from .fmt import esc
+from .headline import Headline, headline
+
+if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
+    from .markers import Context
+
+INDEX_SRC = "bench/index.md"
+# Up to this many machines a figure page shows them as tabs; past it, each
+# machine's page carries its results and the figure page stays light (a chart
+# inlines about half a megabyte of SVG).
+MAX_TABS = 6
+
+WIDE = "---\nhide: [navigation]\n---\n\n"  # tables of machines need the width more than the short nav
+INDEX_PAGE = """---
+hide: [navigation, toc]
+---
+
+# Bench: every figure on every machine
+
+Every figure of this site, on every machine that has results for it. The headline is one cell of
+the figure's table: the median of the per-run medians, with the lowest and highest run median in
+brackets (one run is one process). A figure page has the whole table, the spread, a chart of
+every sample, the provenance, a comparison across machines and the code; a machine page adds a
+block to paste into a review. **Stale** means the script has changed since those results were
+recorded.
+
+Compare two machines in a terminal with `make compare A=<machine> B=<machine>`.
+
+<!-- bench:index -->
+"""
+
+
+# --- paths -------------------------------------------------------------------------------
+
+def figure_src(fig_id: str) -> str:
+    return f"bench/{fig_id}/index.md"
+
+
+def machine_src(fig_id: str, machine: str) -> str:
+    return f"bench/{fig_id}/{render.machine_slug(machine)}.md"
+
+
+def machine_path(fig_id: str, machine: str) -> str:
+    """The machine page's URL path below the site root (directory URLs)."""
+    return f"bench/{fig_id}/{render.machine_slug(machine)}/"
+
+
+def generated_pages(cat: Catalog) -> dict[str, str]:
+    """Source path -> Markdown of every /bench page; markers do the rendering."""
+    pages = {INDEX_SRC: INDEX_PAGE}
+    for fig_id, fig in sorted(cat.figures.items()):
+        pages[figure_src(fig_id)] = f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n<!-- bench:page {fig_id} -->\n"
+        for machine in cat.machines(fig_id):
+            slug = render.machine_slug(machine)
+            pages[machine_src(fig_id, machine)] = (
+                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n"
+                f"<!-- bench:page {fig_id} machine={slug} -->\n")
+    return pages
+
+
+# --- small pieces ------------------------------------------------------------------------
+
+_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|*_[]`\\"})
+
+
+def md(text: object) -> str:
+    """Text from a results file, safe inside a Markdown table cell."""
+    return esc(text).translate(_MD_SPECIAL)
+
+
+def _rel(ctx: Context, target_src: str) -> str:
+    """A Markdown link target from this page's source to another source file; mkdocs
+    turns it into a URL and checks that it (and its anchor) exists."""
+    here = posixpath.dirname(ctx.src_uri)
+    return posixpath.relpath(target_src, here or ".")
+
+
+def chapter_link(fig: Figure, ctx: Context) -> str | None:
+    """``[Chapter title](…#fig-id)`` when the chapter embeds the figure, else None
+    (a figure merged before its chapter is not an error, just not linkable yet)."""
+    page = ctx.docs_dir / fig.chapter if ctx.docs_dir else None
+    text = page.read_text(encoding="utf-8") if page and page.is_file() else ""
+    if not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
+        return None
+    title = re.search(r"^#\s+(.+)$", text, flags=re.M)
+    name = title.group(1).strip() if title else fig.chapter
+    return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"
+
+
+def dates(frame: pd.DataFrame) -> str:
+    days = sorted({str(t)[:10] for t in frame["timestamp_utc"].unique()})
+    return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+
+
+def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
+    """The values of a provenance column, shortened to ``width`` characters each."""
+    return ", ".join(sorted({str(v)[:width] for v in frame[col].dropna().unique()}))
+
+
+def reference(cat: Catalog, fig_id: str) -> str | None:
+    """The machine the others are compared with: the site's preferred one when it has
+    valid results for this figure, else the first that does."""
+    good = [m for m in cat.machines(fig_id) if (fig_id, m) in cat.frames]
+    return good[0] if good else None
+
+
+# --- per-build memo: the same headline and comparison appear on several pages -------------
+
+T = TypeVar("T")
+_BUILD: dict = {"catalog": None, "memo": {}}
+
+
+def _memo(cat: Catalog, key: tuple, compute: Callable[[], T]) -> T:
+    if _BUILD["catalog"] is not cat:
+        _BUILD.update(catalog=cat, memo={})
+    memo = _BUILD["memo"]
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def _headline(cat: Catalog, fig: Figure, machine: str) -> Headline | None:
+    return _memo(cat, ("headline", fig.id, machine), lambda: headline(cat.frames[(fig.id, machine)], fig))
+
+
+def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
+    return _memo(cat, ("cells", fig.id, machine, ref), lambda: compare.cells(
+        cat.frames[(fig.id, machine)], cat.frames[(fig.id, ref)], fig))
+
+
+def _is_stale(cat: Catalog, fig: Figure, machine: str) -> bool:
+    return render.is_stale(cat.frames[(fig.id, machine)], cat.current_sha(fig.id))
+
+
+# --- bench:index -------------------------------------------------------------------------
+
+NO_CHAPTER = "not in a chapter yet"
+INDEX_HEAD = ("| figure | machine | headline | measured (UTC), jax | script | chapter | data |\n"
+              "|---|---|---|---|---|---|---|")
+
+
+def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> list[str]:
+    """Headline, when and with what, and whether the script is still the one that ran."""
+    if (fig.id, machine) in cat.errors:
+        ctx.on_problem(cat.errors[(fig.id, machine)])
+        return [f"**invalid results**: {md(cat.errors[(fig.id, machine)])}", "—", "—"]
+    frame = cat.frames[(fig.id, machine)]
+    head = _headline(cat, fig, machine)
+    runs = f"{frame['run'].nunique()} runs"
+    shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}</small>" if head else f"— ({runs})"
+    when = f"{dates(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
+    state = "**⚠ stale**" if _is_stale(cat, fig, machine) else "current"
+    return [shown, when, state]
+
+
+def _index_rows(fig: Figure, ctx: Context) -> list[str]:
+    cat = ctx.catalog
+    name = f"[{md(fig.title)}]({_rel(ctx, figure_src(fig.id))})<br><code>{fig.id}</code>"
+    chapter = chapter_link(fig, ctx) or NO_CHAPTER
+    machines = cat.machines(fig.id)
+    if not machines:
+        return [f"| {name} | — | no results yet (`make bench`) | — | — | {chapter} | — |"]
+    rows = []
+    for i, machine in enumerate(machines):
+        who = f"[{md(machine)}]({_rel(ctx, machine_src(fig.id, machine))})"
+        csv = f"[CSV]({_rel(ctx, f'results/{machine}/{fig.stem}.csv')})"
+        cells = [name if i == 0 else "", who, *_machine_cells(cat, fig, machine, ctx), chapter if i == 0 else "", csv]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def index_marker(args: list[str], ctx: Context) -> str:
+    if args:
+        raise ValueError("bench:index takes no arguments")
+    figures = sorted(ctx.catalog.figures.values(), key=lambda f: f.id)
+    rows = [row for fig in figures for row in _index_rows(fig, ctx)]
+    return _table_div("bench-index", "\n".join([INDEX_HEAD, *rows]))
+
+
+# --- bench:page --------------------------------------------------------------------------
+
+def cite_text(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context) -> str:
+    """What to paste into a review: which figure, on what, which version, when, from which commit, where."""
+    first, cat = frame.iloc[0], ctx.catalog
+    head = _headline(cat, fig, machine)
+    commits = _distinct(frame, "git_commit", 12)
+    dirty = " (with uncommitted changes)" if frame["git_dirty"].any() else ""
+    state = "STALE: the script has changed since" if _is_stale(cat, fig, machine) else "current"
+    site = ctx.site_url.rstrip("/")
+    lines = [
+        f"{fig.id}: {fig.title}",
+        f"machine   {machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
+        f"headline  {head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else "",
+        f"jax       {_distinct(frame, 'jax_version')} (jaxlib {_distinct(frame, 'jaxlib_version')})",
+        f"measured  {dates(frame)} (UTC)",
+        f"commit    {commits}{dirty}",
+        f"script    {fig.script_rel} sha256 {_distinct(frame, 'script_sha256', 12)} ({state})",
+        f"url       {site}/{machine_path(fig.id, machine)}",
+    ]
+    return "\n".join(line for line in lines if line)
+
+
+def cite_block(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context, is_open: bool) -> str:
+    return (f"<details class=\"bench-cite\"{' open' if is_open else ''}><summary>Cite this result</summary>\n"
+            f"<pre><code>{esc(cite_text(frame, fig, machine, ctx))}</code></pre>\n</details>")
+
+
+def bench_panel(fig: Figure, machine: str, ctx: Context, cite_open: bool) -> str:
+    """One machine's full result (render.machine_panel) plus its cite block."""
+    cat = ctx.catalog
+    if (fig.id, machine) in cat.errors:
+        ctx.on_problem(cat.errors[(fig.id, machine)])
+        return render.error_box(fig.id, cat.errors[(fig.id, machine)])
+    frame = cat.frames[(fig.id, machine)]
+    csv_url = ctx.link(f"results/{machine}/{fig.stem}.csv")
+    source = cat.results / machine / f"{fig.stem}.csv"
+    panel = buildcache.machine_panel(frame, fig, cat.current_sha(fig.id), csv_url, source)
+    return panel + "\n" + cite_block(frame, fig, machine, ctx, cite_open)
+
+
+def _table_div(css: str, table: str) -> str:
+    """A Markdown table (so mkdocs checks its links) in a div the stylesheet can size."""
+    return f"<div class=\"bench-table {css}\" markdown=\"1\">\n\n{table}\n\n</div>\n"
+
+
+def _html(*parts: str) -> str:
+    """Raw HTML as one block that Markdown leaves alone."""
+    return "<div class=\"bench-figure\" markdown=\"0\">\n" + "\n".join(p for p in parts if p) + "\n</div>\n"
+
+
+def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
+    cat = ctx.catalog
+    stale = [m for m in machines if (fig.id, m) in cat.frames and _is_stale(cat, fig, m)]
+    if not stale:
+        return ""
+    return (f"<p class=\"bench-stale\"><strong>Stale</strong> on {', '.join(esc(m) for m in stale)}: "
+            f"{esc(fig.script_rel)} has changed since those results were recorded; rerun "
+            "<code>make bench</code> there to refresh them.</p>")
+
+
+def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
+    cat = ctx.catalog
+    rows = ["| machine | headline | measured (UTC), jax | script | vs the reference | data |",
+            "|---|---|---|---|---|---|"]
+    for machine in cat.machines(fig.id):
+        who = f"[{md(machine)}]({_rel(ctx, machine_src(fig.id, machine))})"
+        csv = f"[CSV]({_rel(ctx, f'results/{machine}/{fig.stem}.csv')})"
+        if (fig.id, machine) not in cat.frames:
+            rows.append(f"| {who} | **invalid results** (its page says why) | — | — | — | {csv} |")
+            continue
+        cells = _machine_cells(cat, fig, machine, ctx)
+        versus = "reference" if machine == ref else md(compare.results_count(_cells(cat, fig, machine, ref),
+                                                                             short=True))
+        rows.append("| " + " | ".join([who, *cells, versus, csv]) + " |")
+    return _table_div("bench-machines", "\n".join(rows))
+
+
+def _comparison(fig: Figure, machine: str, ref: str, ctx: Context) -> str:
+    found = _cells(ctx.catalog, fig, machine, ref)
+    return _html(compare.html_table(found, machine, ref))
+
+
+COMPARE_NOTE = ("Each cell's median on one machine over its median on the reference machine. A difference "
+                "is **a result** when the two ranges of run medians do not overlap, i.e. it is larger than "
+                "both machines' run-to-run spread; otherwise it is not a result yet. Only cells both "
+                "machines measured are compared.\n")
+
+
+def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]) -> str:
+    others = [m for m in good if m != ref]
+    if not ref or not others:
+        return ""
+    out = [f"## Across machines {{ #across-machines }}\n\n{COMPARE_NOTE}\nReference: **{md(ref)}**.\n"]
+    if len(good) > MAX_TABS:
+        out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
+        return "\n".join(out)
+    for machine in others:
+        out.append(f"### {md(machine)} vs {md(ref)} {{ #vs-{render.machine_slug(machine)} }}\n\n"
+                   + _comparison(fig, machine, ref, ctx))
+    return "\n".join(out)
+
+
+def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) -> str:
+    if len(machines) <= MAX_TABS:
+        panels = {m: bench_panel(fig, m, ctx, cite_open=False) for m in machines}
+        return _html(render.tabs(fig.id, panels))
+    shown = ref or machines[0]
+    note = (f"<p class=\"bench-meta\">{len(machines)} machines: the reference machine is shown here; "
+            "every machine has its own page, linked in the table above.</p>")
+    return _html(note, bench_panel(fig, shown, ctx, cite_open=False))
+
+
+def _links(fig: Figure, ctx: Context, back: bool) -> str:
+    parts = [f"[Link to this figure](#{fig.id}){{ .bench-permalink }}" if not back
+             else f"[All machines for this figure]({_rel(ctx, figure_src(fig.id))})",
+             f"In its chapter: {chapter_link(fig, ctx) or NO_CHAPTER}", f"Script: `{fig.script_rel}`"]
+    return " · ".join(parts) + "\n"
+
+
+def figure_page(fig: Figure, ctx: Context) -> str:
+    cat = ctx.catalog
+    machines = cat.machines(fig.id)
+    good = [m for m in machines if (fig.id, m) in cat.frames]
+    ref = reference(cat, fig.id)
+    head = _html(_stale_note(fig, ctx, machines), f"<p class=\"bench-caption\">{esc(fig.caption)}</p>")
+    if not machines:
+        return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(render.error_box(
+            fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig)
+    return "\n".join([
+        head, _links(fig, ctx, back=False),
+        "## Machines { #machines }\n", _machines_table(fig, ctx, ref),
+        "## Results { #results }\n", _results(fig, ctx, machines, ref),
+        _across_machines(fig, ctx, ref, good), _code(fig),
+    ])
+
+
+def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
+    cat = ctx.catalog
+    ref = reference(cat, fig.id)
+    parts = [_html(f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
+             f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
+             + _links(fig, ctx, back=True),
+             _html(bench_panel(fig, machine, ctx, cite_open=True))]
+    if ref and machine != ref and (fig.id, machine) in cat.frames:
+        parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{COMPARE_NOTE}\n"
+                     + _comparison(fig, machine, ref, ctx))
+    parts.append(_code(fig))
+    return "\n".join(parts)
+
+
+def _code(fig: Figure) -> str:
+    return f"## The code that produced it {{ #code }}\n\n{render.code_block(fig, indent='')}"
+
+
+def page_marker(args: list[str], ctx: Context) -> str:
+    if not args or args[0] not in ctx.catalog.figures:
+        raise ValueError("the first argument must be the id of a figure script")
+    fig = ctx.catalog.figures[args[0]]
+    opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+    if "machine" not in opts:
+        return figure_page(fig, ctx)
+    by_slug = {render.machine_slug(m): m for m in ctx.catalog.machines(fig.id)}
+    if opts["machine"] not in by_slug:
+        raise ValueError(f"no results for {fig.id} on {opts['machine']}")
+    return machine_page(fig, by_slug[opts["machine"]], ctx)

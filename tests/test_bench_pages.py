@@ -1,0 +1,134 @@
+"""The /bench pages: generated from the catalog, every number from the data, links that
+mkdocs can check, stale results marked, bad files named, light pages with many machines."""
+
+import re
+
+import pytest
+
+from benchfixtures import demo_figure, write_machine
+from benchsite import pages
+from benchsite.catalog import Catalog
+from benchsite.markers import Context, expand
+
+
+@pytest.fixture
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "chapter.md").write_text("# The chapter\n\n<!-- bench:figure fig-demo -->\n")
+    return folder
+
+
+def build(tmp_path, machines, **fig_overrides):
+    fig = demo_figure(tmp_path, **fig_overrides)
+    for i, machine in enumerate(machines):
+        write_machine(tmp_path / "results", machine, scale=1 + i)
+    return Catalog.build(tmp_path / "results", {fig.id: fig}, preferred=machines[0])
+
+
+def render_page(cat, src, docs, problems=None):
+    ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
+                  (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
+    return expand(pages.generated_pages(cat)[src], ctx)
+
+
+@pytest.fixture(autouse=True)
+def scratch_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+
+
+def test_every_figure_and_machine_gets_a_page_with_a_marker(tmp_path):
+    cat = build(tmp_path, ["cpu-a", "cpu-b"])
+    generated = pages.generated_pages(cat)
+    assert set(generated) == {"bench/index.md", "bench/fig-demo/index.md", "bench/fig-demo/cpu-a.md",
+                              "bench/fig-demo/cpu-b.md"}
+    assert "<!-- bench:page fig-demo machine=cpu-b -->" in generated["bench/fig-demo/cpu-b.md"]
+    assert "{ #fig-demo--cpu-b }" in generated["bench/fig-demo/cpu-b.md"]  # same anchor as its tab
+
+
+def test_index_lists_each_figure_on_each_machine_with_its_headline(tmp_path, docs):
+    cat = build(tmp_path, ["cpu-a", "cpu-b"])
+    html = render_page(cat, "bench/index.md", docs)
+    rows = [line for line in html.splitlines() if "](fig-demo/cpu-" in line]
+    assert len(rows) == 2 and "](fig-demo/cpu-a.md)" in rows[0]  # the preferred machine first
+    assert "](fig-demo/index.md)" in html and "](fig-demo/cpu-b.md)" in html
+    assert "](../results/cpu-b/demo.csv)" in html
+    assert "100× &#91;100..100&#93;" in html and "slow / fast at n=16 · 3 runs" in html
+    assert "2026-02-03" in html and "jax 0.10.2" in html
+    assert "[The chapter](../chapter.md#fig-demo)" in html
+    assert "Demo &#124; figure" in html  # a pipe cannot break the table
+    assert "**⚠ stale**" in html  # the fixture's sha256 is not the script's
+
+
+def test_chapter_link_only_when_the_chapter_embeds_the_figure(tmp_path, docs):
+    (docs / "chapter.md").write_text("# The chapter\n\nNo figure yet.\n")
+    html = render_page(build(tmp_path, ["cpu-a"]), "bench/index.md", docs)
+    assert "not in a chapter yet" in html and "chapter.md#" not in html
+
+
+def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
+    cat = build(tmp_path, ["cpu-a", "cpu-b"])
+    html = render_page(cat, "bench/fig-demo/index.md", docs)
+    assert 'id="fig-demo--cpu-a"' in html and 'id="fig-demo--cpu-b"' in html  # stable tab anchors
+    assert "[Link to this figure](#fig-demo)" in html
+    assert "## Across machines" in html and "cpu-b vs cpu-a" in html
+    assert "<td>2.00×</td><td>a result</td>" in html
+    assert html.count("Cite this result") == 2
+    assert '--8<-- "' in html and ':measure"' in html
+    assert "<strong>Stale</strong> on cpu-a, cpu-b" in html
+    assert "/results/cpu-b/demo.csv" in html
+
+
+def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):
+    cat = build(tmp_path, ["cpu-a", "cpu-b"])
+    html = render_page(cat, "bench/fig-demo/cpu-b.md", docs)
+    cite = re.search(r"<pre><code>(.*?)</code></pre>", html, flags=re.S).group(1)
+    for needle in ("fig-demo", "cpu-b", "jax       0.10.2", "2026-02-03", "0123456789ab",
+                   "url       /bench/fig-demo/cpu-b/", "STALE"):
+        assert needle in cite, needle
+    assert "<details class=\"bench-cite\" open>" in html
+    assert "## Compared with cpu-a" in html
+    assert "[All machines for this figure](index.md)" in html
+
+
+def test_many_machines_keep_the_figure_page_light(tmp_path, docs):
+    machines = [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)]
+    cat = build(tmp_path, machines)
+    html = render_page(cat, "bench/fig-demo/index.md", docs)
+    assert "tabbed-set" not in html and html.count("<!--bench-chart:") == 1
+    assert all(f"]({m}.md)" in html for m in machines)  # every machine is one click away
+    assert f"{len(machines)} machines" in html
+
+
+def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
+    cat = build(tmp_path, [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)])
+    ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs)
+    html = expand("<!-- bench:figure fig-demo -->", ctx)
+    assert html.count('type="radio"') == pages.MAX_TABS
+    assert "[Every machine, comparison, cite block](bench/fig-demo/index.md) (2 more machines there)" in html
+
+
+def test_a_bad_file_is_named_on_the_index_and_reported(tmp_path, docs):
+    cat = build(tmp_path, ["cpu-a", "cpu-b"])
+    bad = tmp_path / "results" / "cpu-b" / "demo.csv"
+    bad.write_text(bad.read_text().replace("\n1,", "\n7,", 1))  # schema version 7 on line 2
+    cat = Catalog.build(tmp_path / "results", cat.figures, preferred="cpu-a")
+    problems = []
+    html = render_page(cat, "bench/index.md", docs, problems)
+    assert "**invalid results**" in html and "demo.csv:2:" in html
+    assert problems and "demo.csv:2:" in problems[0]
+    assert "cannot be shown" in render_page(cat, "bench/fig-demo/cpu-b.md", docs)
+
+
+def test_a_figure_without_results_still_has_its_page(tmp_path, docs):
+    fig = demo_figure(tmp_path)
+    cat = Catalog.build(tmp_path / "none", {fig.id: fig})
+    assert "no results yet" in render_page(cat, "bench/index.md", docs)
+    assert "cannot be shown" in render_page(cat, "bench/fig-demo/index.md", docs)
+
+
+def test_unknown_machine_on_a_page_marker_fails_with_page_and_line(tmp_path, docs):
+    cat = build(tmp_path, ["cpu-a"])
+    ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append)
+    with pytest.raises(ValueError, match=r"docs/bench/x.md:1: .*no results for fig-demo on cpu-z"):
+        expand("<!-- bench:page fig-demo machine=cpu-z -->", ctx)

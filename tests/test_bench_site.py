@@ -1,0 +1,155 @@
+"""End to end on a copy of the repository: a changed script marks its figure stale on every
+page and fails a strict build (through mkdocs and through make); two machine folders give
+tabs that switch and anchors that open them in Chromium."""
+
+import functools
+import http.server
+import importlib.util
+import os
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+from conftest import REPO
+
+FIG = "fig-dispatch-vs-completion"
+SCRIPT = "bench_scripts/dispatch_vs_completion.py"
+FIRST, SECOND = "cpu-amd-epyc-2c", "cpu-second-copy"
+PARTS = ("mkdocs.yml", "Makefile", "requirements.txt", "docs", "bench_scripts", "benchsite", "tools", "results")
+
+
+def _relabel():
+    spec = importlib.util.spec_from_file_location("site_scaling", REPO / "tools" / "site_scaling.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.relabel
+
+
+@pytest.fixture(scope="module")
+def repo_copy(tmp_path_factory):
+    """The parts the site needs, a second machine folder, and a script edited after its run."""
+    root = tmp_path_factory.mktemp("repo")
+    for part in PARTS:
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, root / part)
+    (root / ".venv").symlink_to((REPO / ".venv").resolve())
+    source = root / "results" / FIRST / "dispatch_vs_completion.csv"
+    (root / "results" / SECOND).mkdir()
+    (root / "results" / SECOND / source.name).write_text(_relabel()(source.read_text(), SECOND))
+    with open(root / SCRIPT, "a") as fh:
+        fh.write("# edited after the results were recorded\n")
+    return root
+
+
+def mkdocs(root, out, **env):
+    full = dict(os.environ, NO_MKDOCS_2_WARNING="1", BENCH_CACHE=str(root / ".cache"), **env)
+    for key in ("BENCH_RESULTS", "BENCH_MACHINE", *(() if "BENCH_STRICT" in env else ("BENCH_STRICT",))):
+        full.pop(key, None)
+    return subprocess.run([str(root / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(out)],
+                          cwd=root, capture_output=True, text=True, env=full, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built(repo_copy):
+    proc = mkdocs(repo_copy, repo_copy / "site")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return repo_copy / "site"
+
+
+STALE_MESSAGE = f"{FIG} on {FIRST} is stale"
+
+
+def test_stale_figure_is_marked_on_every_page_that_shows_it(built):
+    assert "⚠ stale" in (built / "bench" / "index.html").read_text()
+    for page in (f"bench/{FIG}/index.html", f"bench/{FIG}/{FIRST}/index.html", "what-the-clock-caught/index.html"):
+        assert 'class="bench-stale"' in (built / page).read_text(), page
+
+
+def test_strict_build_fails_naming_the_stale_figure(repo_copy, tmp_path):
+    proc = mkdocs(repo_copy, tmp_path / "site", BENCH_STRICT="1")
+    assert proc.returncode != 0
+    assert STALE_MESSAGE in proc.stderr
+
+
+def test_make_site_strict_fails_naming_the_stale_figure(repo_copy, tmp_path):
+    # STAMP points at a fresh file so make does not try to install anything into the shared venv.
+    stamp = tmp_path / "installed"
+    stamp.touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+    env["BENCH_CACHE"] = str(repo_copy / ".cache")
+    proc = subprocess.run(["make", "--no-print-directory", "site", "STRICT=1", f"STAMP={stamp}"], cwd=repo_copy,
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode != 0
+    assert STALE_MESSAGE in proc.stdout + proc.stderr and "stale" in proc.stdout + proc.stderr
+
+
+def test_every_figure_and_machine_has_its_pages_and_csv(built):
+    for machine in (FIRST, SECOND):
+        assert (built / "bench" / FIG / machine / "index.html").is_file()
+        assert (built / "results" / machine / "dispatch_vs_completion.csv").is_file()
+    page = (built / "bench" / FIG / "index.html").read_text()
+    assert f'id="{FIG}--{SECOND}"' in page and f"{SECOND} vs {FIRST}" in page
+    assert "<!--bench-chart:" not in page and page.count('<svg role="img"') == 2
+
+
+# --- in Chromium --------------------------------------------------------------------------
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    handler = functools.partial(QuietHandler, directory=str(built))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("chromium"):
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=shutil.which("chromium"),
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-quic"])
+        yield chromium
+        chromium.close()
+
+
+def open_tab(page):
+    return page.eval_on_selector_all("input[type=radio]:checked", "els => els.map(e => e.id)")
+
+
+def test_an_anchor_opens_its_machines_tab_and_a_click_switches(browser, server):
+    page = browser.new_page()
+    page.goto(f"{server}bench/{FIG}/#{FIG}--{SECOND}")
+    assert open_tab(page) == [f"{FIG}--{SECOND}"]
+    page.click(f"label[for='{FIG}--{FIRST}']")
+    assert open_tab(page) == [f"{FIG}--{FIRST}"]
+    assert page.url.endswith(f"#{FIG}--{FIRST}")  # the address bar now links that tab
+    visible = page.locator(".tabbed-block .bench-meta strong").filter(visible=True)
+    assert visible.all_text_contents() == [FIRST]
+    page.close()
+
+
+def test_every_link_on_the_index_resolves(browser, server):
+    page = browser.new_page()
+    page.goto(f"{server}bench/")
+    hrefs = page.eval_on_selector_all(".bench-index a[href]", "els => els.map(e => e.href)")
+    assert len(hrefs) >= 6
+    for href in hrefs:
+        if href.endswith(".csv"):  # a download, not a page
+            assert page.request.get(href).ok, href
+            continue
+        target = browser.new_page()
+        assert target.goto(href).ok, href
+        anchor = href.partition("#")[2]
+        if anchor:
+            assert target.locator(f"[id='{anchor}']").count() == 1, href
+        target.close()
+    page.close()

@@ -1,0 +1,57 @@
+"""The headline: the one cell the index quotes, chosen by the figure or by default."""
+
+import textwrap
+
+import pytest
+
+from benchfixtures import demo_figure, write_machine
+from benchsite.figures import FigureError, read_figure
+from benchsite.headline import headline
+from benchsite.load import ResultFile, load
+
+
+@pytest.fixture
+def frame(tmp_path):
+    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8, 16, 32))
+    return load(ResultFile("cpu-a", "demo", path))
+
+
+def test_default_is_the_ratio_in_the_last_row(tmp_path, frame):
+    head = headline(frame, demo_figure(tmp_path))
+    assert head.what == "slow / fast at n=32" and head.is_ratio
+    assert head.text.startswith("100×")
+
+
+def test_default_without_a_ratio_is_the_first_variant(tmp_path, frame):
+    head = headline(frame, demo_figure(tmp_path, ratio=None))
+    assert head.what == "fast at n=32" and head.text == "40.4 µs [40.0..40.8]"
+
+
+def test_a_named_headline_wins(tmp_path, frame):
+    fig = demo_figure(tmp_path, headline=(("n", "8"), ("variant", "slow")))
+    head = headline(frame, fig)
+    assert head.what == "slow at n=8" and head.text.startswith("1.01 ms")
+
+
+def test_a_headline_cell_the_machine_lacks_gives_none(tmp_path, frame):
+    assert headline(frame, demo_figure(tmp_path, headline=(("n", "4096"),))) is None
+
+
+def script_with(tmp_path, headline_literal):
+    script = tmp_path / "fig_x.py"
+    script.write_text(textwrap.dedent(f'''
+        FIGURE = {{"title": "t", "caption": "c", "chapter": "c.md", "variants": ["a", "b"],
+                  "group_by": ["n"], "headline": {headline_literal}}}
+    '''))
+    return script
+
+
+def test_headline_key_is_read_and_checked(tmp_path):
+    fig = read_figure(script_with(tmp_path, '{"variant": "b", "n": 1024}'))
+    assert fig.headline == (("n", "1024"), ("variant", "b"))
+    with pytest.raises(FigureError, match=r"fig_x.py:2: FIGURE headline has unknown key\(s\) size"):
+        read_figure(script_with(tmp_path, '{"size": 3}'))
+    with pytest.raises(FigureError, match="needs a FIGURE ratio"):
+        read_figure(script_with(tmp_path, '{"stat": "ratio"}'))
+    with pytest.raises(FigureError, match="'c' is not one of its variants"):
+        read_figure(script_with(tmp_path, '{"variant": "c"}'))

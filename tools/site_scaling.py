@@ -1,0 +1,84 @@
+"""How the site build scales with machine folders (a benchmark of the build, not a figure).
+
+Copies every committed results file into N synthetic machine folders (other labels,
+same samples) in a temp dir, then times ``mkdocs build --strict`` (what ``make site``
+runs) against the committed results and against the copies, each with an empty
+chart cache (cold) and again with the cache it left (warm). Nothing is written
+into the checkout except the built sites' temp dirs, which are removed.
+
+    .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
+    .venv/bin/python tools/site_scaling.py --machines 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
+
+
+def relabel(text: str, machine: str) -> str:
+    """A results file as if measured on ``machine``: the loader checks that the
+    machine column matches the folder, so the label is rewritten, nothing else."""
+    rows = list(csv.reader(io.StringIO(text)))
+    col = rows[0].index("machine")
+    for row in rows[1:]:
+        row[col] = machine
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def synthesize(source: Path, target: Path, count: int) -> None:
+    files = sorted(source.glob("*/*.csv"))
+    for i in range(count):
+        machine = f"synthetic-{i:03d}"
+        (target / machine).mkdir(parents=True)
+        for path in files:
+            (target / machine / path.name).write_text(relabel(path.read_text(), machine))
+
+
+def build(results: Path, cache: Path, out: Path) -> float:
+    """Seconds for one strict build; a failed build stops the benchmark."""
+    env = dict(os.environ, BENCH_RESULTS=str(results), BENCH_CACHE=str(cache), NO_MKDOCS_2_WARNING="1")
+    env.pop("BENCH_MACHINE", None)
+    start = time.perf_counter()
+    proc = subprocess.run([str(MKDOCS), "build", "--strict", "-d", str(out)], cwd=REPO, env=env,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"build against {results} failed:\n{proc.stderr[-3000:]}")
+    return elapsed
+
+
+def size_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--machines", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="site-scaling-") as tmp:
+        tmp_path = Path(tmp)
+        synthesize(REPO / "results", tmp_path / "results", args.machines)
+        cases = [("committed results", REPO / "results"), (f"{args.machines} machine folders", tmp_path / "results")]
+        print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'pages':>6} {'site MB':>8}")
+        for name, results in cases:
+            cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"
+            cold, warm = build(results, cache, out), build(results, cache, out)
+            pages = len(list(out.rglob("index.html")))
+            print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {pages:>6} {size_mb(out):>8.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
