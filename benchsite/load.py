@@ -11,7 +11,6 @@ import pandas as pd
 
 from harness.provenance import LABEL_RE
 from harness.schema import (
-    ADDED_LATER,
     BOOL_COLUMNS,
     COLUMNS,
     FLOAT_COLUMNS,
@@ -76,7 +75,7 @@ def _check_range(column: str, value: object, where: str) -> object:
 
 
 def _check_header(header: list[str], path: Path) -> None:
-    missing = [c for c in COLUMNS if c not in header and c not in ADDED_LATER]
+    missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
     unknown = [c for c in header if c not in COLUMNS]
@@ -132,7 +131,6 @@ def _parse_record(record: list[str], header: list[str], where: str, expect: Resu
         raise ResultsError(f"{where}: {len(record)} fields where the header has {len(header)} "
                            "(truncated or damaged row)")
     row = {col: _convert(col, text, where) for col, text in zip(header, record)}
-    row |= {col: None for col in ADDED_LATER if col not in row}  # an older file: empty
     _check_row(row, where, expect)
     key = (row["run"], row["variant"], row["params"], row["sample"])
     if key in seen:
@@ -150,7 +148,6 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
                           engine="c", on_bad_lines="error", encoding="utf-8")
     except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
         return None
-    raw = _with_later_columns(raw)
     if list(raw.columns) != list(COLUMNS) or raw.empty or raw.isna().any().any():
         return None
     frame = raw.copy()
@@ -181,15 +178,6 @@ def _params_parse(values: pd.Series) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _with_later_columns(raw: pd.DataFrame) -> pd.DataFrame:
-    """A file from before an optional column existed gets it, empty, in schema order."""
-    absent = [c for c in ADDED_LATER if c not in raw.columns]
-    if not absent:
-        return raw
-    raw = raw.assign(**{c: "" for c in absent})
-    return raw[list(COLUMNS)] if set(raw.columns) == set(COLUMNS) else raw
 
 
 def _finite(values: pd.Series) -> bool:

@@ -6,9 +6,6 @@ publishing side can both import it.
 
 Format history:
   1  first version: one row per sample, flat provenance on every row.
-     Later, additively (no version bump: no file of the older shape was ever
-     published): the optional column ``size_bytes`` (a memory total or a file
-     size) and the boundary ``trace`` (an interval read from a profiler trace).
 """
 
 from __future__ import annotations
@@ -64,10 +61,6 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 )
 
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
-
-# Optional columns added after version 1 first shipped: a file written before
-# one of them existed still reads, with that column empty.
-ADDED_LATER: frozenset[str] = frozenset({"size_bytes"})
 
 INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "calls", "compiles"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
