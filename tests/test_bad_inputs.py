@@ -79,19 +79,6 @@ def test_bad_input_is_refused_with_file_and_line(tmp_path, name):
         load(file)
 
 
-def test_a_file_from_before_a_later_optional_column_still_loads(tmp_path):
-    frame = load(write(tmp_path, drop_column(good_text(), "size_bytes")))
-    assert len(frame) == len(GOOD_ROWS)
-    assert frame["size_bytes"].isna().all()
-    assert list(frame.columns[:len(COLUMNS)]) == list(COLUMNS)
-
-
-def test_an_older_file_with_a_bad_row_is_still_refused_at_its_line(tmp_path):
-    file = write(tmp_path, replace_cell(drop_column(good_text(), "size_bytes"), 3, "run", "first"))
-    with pytest.raises(ResultsError, match=r"demo\.csv:3: column 'run' has 'first'"):
-        load(file)
-
-
 def test_a_folder_that_is_not_a_machine_label_is_refused(tmp_path):
     file = write(tmp_path, good_text().replace("cpu-test-2c", "<b>x</b>"), machine="<b>x</b>")
     with pytest.raises(ResultsError, match="is not a machine label"):

@@ -93,7 +93,7 @@ def test_every_figure_anchor_resolves(built_site, serve, page):
         page.goto(base + path.replace("//", "/"))
         hrefs = page.eval_on_selector_all("a[href*='#fig-']", "els => els.map(e => e.href)")
         targets.update(hrefs)
-        ids = page.eval_on_selector_all(".bench-figure", "els => els.map(e => e.dataset.figure)")
+        ids = page.eval_on_selector_all(".bench-figure[data-figure]", "els => els.map(e => e.dataset.figure)")
         targets.update(f"{page.url.split('#')[0]}#{i}" for i in ids)
     assert targets
     for url in sorted(targets):
