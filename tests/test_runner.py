@@ -27,6 +27,9 @@ FAKE_SCRIPT = textwrap.dedent('''
             sys.exit("second run breaks on purpose")
         if mode == "slow":
             time.sleep(60)
+        if mode == "wrong-answer":
+            from harness import check_close
+            check_close([1.0, 2.0], [1.0, 2.5], rtol=1e-6, atol=0.0, what="fake sum")
         rec.add("v", "completed", [Sample(0.001 * (rec.config.run + 1))], dtype="float32", shape="1")
         (rec.artifact("note.txt")).write_text(f"run {rec.config.run}")
 
@@ -84,6 +87,15 @@ def test_a_failing_run_keeps_the_old_file_and_the_others_go_on(bench_dir, result
     assert "second run breaks on purpose" in out.err
     assert "failed: good, other" in out.out
     assert not list((results.parent / ".bench" / "staging").iterdir())
+
+
+def test_a_wrong_answer_stops_the_script_before_anything_is_written(bench_dir, results, capsys):
+    code = run_main(bench_dir, results, "--runs", "2", "--only", "good", env={"FAKE_MODE": "wrong-answer"})
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "reference check failed: fake sum: differs from the NumPy reference" in err
+    assert "exited 3" in err
+    assert not (results / "fake-machine").exists()
 
 
 def test_a_second_run_is_refused_while_one_holds_the_lock(bench_dir, results, capsys):
