@@ -214,9 +214,8 @@ def metric_tables(frame: pd.DataFrame, fig: Figure) -> str:
 
 def panel_chart(frame: pd.DataFrame, fig: Figure) -> str:
     """The chart of every sample of one figure on one machine, as inline SVG."""
-    labels = [label for label, _ in groups(frame, fig)]
     timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
-    return chart.sample_chart(timed, [f"p_{k}" for k in fig.group_by], labels, list(fig.variants),
+    return chart.sample_chart(list(groups(timed, fig)), list(fig.variants),
                               f"{fig.title} on {frame.iloc[0]['machine']}")
 
 

@@ -39,12 +39,16 @@ def relabel(text: str, machine: str) -> str:
 
 
 def synthesize(source: Path, target: Path, count: int) -> None:
-    files = sorted(source.glob("*/*.csv"))
+    """CSVs relabelled; side files (a trace, a memory profile) copied as they are."""
+    files = sorted(p for p in source.glob("*/*") if p.is_file())
     for i in range(count):
         machine = f"synthetic-{i:03d}"
         (target / machine).mkdir(parents=True)
         for path in files:
-            (target / machine / path.name).write_text(relabel(path.read_text(), machine))
+            if path.suffix == ".csv":
+                (target / machine / path.name).write_text(relabel(path.read_text(), machine))
+            else:
+                (target / machine / path.name).write_bytes(path.read_bytes())
 
 
 def build(results: Path, cache: Path, out: Path) -> float:
