@@ -7,11 +7,13 @@ PY := $(VENV)/bin/python
 # The measuring side may run under another interpreter that has jax + numpy
 # (an accelerator image's own python3): make bench PYTHON=python3
 PYTHON ?= $(PY)
-R ?= 5
+R ?= 9
+ONLY ?=
 SMOKE ?=
 STRICT ?=
 RESULTS ?= results
 export NO_MKDOCS_2_WARNING := 1
+comma := ,
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
 
@@ -19,7 +21,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-1
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
-	@echo "  variables: R=5 (runs per figure)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
+	@echo "  variables: R=9 (runs per figure)  ONLY=a,b (just these figure scripts)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
 $(STAMP): requirements.txt
@@ -34,8 +36,9 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \
 	if ! flock -n 9; then echo "make bench: another make bench is running here; refusing to start a second one" >&2; exit 2; fi; \
 	status=0; \
-	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) || status=$$?; \
-	if [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
+	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(ONLY),--only $(subst $(comma), ,$(ONLY))) || status=$$?; \
+	if [ -n "$(ONLY)" ]; then echo "make bench: lesson not executed (ONLY=$(ONLY))"; \
+	elif [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
 	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
 	$(MAKE) --no-print-directory site || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status

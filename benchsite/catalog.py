@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.provenance import sha256_file
+from harness.provenance import harness_sha256, sha256_file
 from harness.schema import figure_id_for
 
 from . import REPO
@@ -24,7 +24,7 @@ class Catalog:
     errors: dict[tuple[str, str], str] = field(default_factory=dict)
     orphans: list[ResultFile] = field(default_factory=list)
     preferred: str | None = None
-    _sha: dict[str, str] = field(default_factory=dict)
+    _sha: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
@@ -58,15 +58,36 @@ class Catalog:
             raise ResultsError(f"{fig_id}: no valid results in {self.results} on any machine")
         return good[0]
 
-    def current_sha(self, fig_id: str) -> str:
+    def current_sha(self, fig_id: str) -> CodeHash:
+        """Today's hashes of what a figure's numbers depend on: its script and the harness."""
         if fig_id not in self._sha:
-            self._sha[fig_id] = sha256_file(self.figures[fig_id].script)
+            self._sha[fig_id] = CodeHash(sha256_file(self.figures[fig_id].script), self.harness_sha)
         return self._sha[fig_id]
 
+    @property
+    def harness_sha(self) -> str:
+        if "" not in self._sha:
+            self._sha[""] = harness_sha256(REPO / "bench_scripts" / "harness")
+        return self._sha[""]
+
     def stale(self) -> list[tuple[str, str]]:
-        """(figure, machine) pairs whose recorded script hash is not today's."""
-        return sorted(key for key, frame in self.frames.items()
-                      if set(frame["script_sha256"]) != {self.current_sha(key[0])})
+        """(figure, machine) pairs measured with another script or harness than today's."""
+        return sorted(key for key, frame in self.frames.items() if stale_reason(frame, self.current_sha(key[0])))
+
+
+@dataclass(frozen=True)
+class CodeHash:
+    script: str
+    harness: str
+
+
+def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
+    """Why these results no longer describe today's code ("" when they do). A file
+    from before the harness was hashed (schema 1: ``unknown``) counts as stale."""
+    changed = [what for what, col, now in (("script", "script_sha256", current.script),
+                                           ("harness", "harness_sha256", current.harness))
+               if set(frame[col]) != {now}]
+    return " and ".join(f"the {w}" for w in changed) + (" changed since" if changed else "")
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:

@@ -17,6 +17,8 @@ from harness.schema import (
     INT_COLUMNS,
     NULLABLE_COLUMNS,
     SCHEMA_VERSION,
+    READABLE_VERSIONS,
+    V1_MISSING,
     figure_id_for,
     parse_params,
 )
@@ -74,7 +76,17 @@ def _check_range(column: str, value: object, where: str) -> object:
     return value
 
 
+V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
+
+
+def header_version(header: list[str]) -> int:
+    """The schema version a header belongs to: 2 (today's) or 1 (upgraded on load)."""
+    return 1 if list(header) == list(V1_COLUMNS) else SCHEMA_VERSION
+
+
 def _check_header(header: list[str], path: Path) -> None:
+    if header_version(header) == 1:
+        return
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
@@ -84,10 +96,12 @@ def _check_header(header: list[str], path: Path) -> None:
                            f"(schema version {SCHEMA_VERSION} has none of these)")
 
 
-def _check_row(row: dict[str, object], where: str, expect: ResultFile | None) -> None:
-    if row["schema_version"] != SCHEMA_VERSION:
+def _check_row(row: dict[str, object], where: str, expect: ResultFile | None, version: int) -> None:
+    if row["schema_version"] != version:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise ResultsError(f"{where}: schema_version {row['schema_version']} is not one this "
-                           f"site reads (it reads {SCHEMA_VERSION})")
+                           f"site reads (it reads {readable}; this file's header is version {version}); "
+                           "see the format history in results/README.md")
     try:
         parse_params(str(row["params"] or ""))
     except ValueError as err:
@@ -130,8 +144,12 @@ def _parse_record(record: list[str], header: list[str], where: str, expect: Resu
     if len(record) != len(header):
         raise ResultsError(f"{where}: {len(record)} fields where the header has {len(header)} "
                            "(truncated or damaged row)")
-    row = {col: _convert(col, text, where) for col, text in zip(header, record)}
-    _check_row(row, where, expect)
+    version = header_version(header)
+    texts = dict(zip(header, record))
+    if version == 1:
+        texts |= V1_MISSING
+    row = {col: _convert(col, texts[col], where) for col in COLUMNS}
+    _check_row(row, where, expect, version)
     key = (row["run"], row["variant"], row["params"], row["sample"])
     if key in seen:
         raise ResultsError(f"{where}: duplicate sample (run {key[0]}, variant {key[1]!r}, "
@@ -148,6 +166,9 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
                           engine="c", on_bad_lines="error", encoding="utf-8")
     except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
         return None
+    version = header_version(list(raw.columns))
+    if version == 1:
+        raw = raw.assign(**V1_MISSING)[list(COLUMNS)]
     if list(raw.columns) != list(COLUMNS) or raw.empty or raw.isna().any().any():
         return None
     frame = raw.copy()
@@ -159,7 +180,7 @@ def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
         frame[col] = raw[col].map({"true": True, "false": False})
     ok = (frame[list(BOOL_COLUMNS)].notna().all().all()
           and (raw[[c for c in COLUMNS if c not in NULLABLE_COLUMNS]] != "").all().all()
-          and (frame["schema_version"] == SCHEMA_VERSION).all()
+          and (frame["schema_version"] == version).all()
           and (frame["time_s"] > 0).all() and all(_finite(frame[c]) for c in FLOAT_COLUMNS)
           and all((frame[c].dropna() >= 0).all() for c in NON_NEGATIVE_COLUMNS)
           and (frame["figure_id"] == figure_id_for(file.stem)).all()

@@ -21,7 +21,7 @@ def replace_cell(text: str, line: int, column: str, value: str) -> str:
     """Set one cell (1-based line numbers, header is line 1) in CSV text."""
     lines = text.splitlines()
     cells = lines[line - 1].split(",")
-    cells[COLUMNS.index(column)] = value
+    cells[lines[0].split(",").index(column)] = value  # the file's own header: any schema version
     lines[line - 1] = ",".join(cells)
     return "\n".join(lines) + "\n"
 

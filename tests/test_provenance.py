@@ -1,6 +1,8 @@
 """Provenance fields are present, scalar, and name hardware rather than hosts."""
 
+import os
 import socket
+import subprocess
 
 import pytest
 
@@ -51,6 +53,86 @@ def test_no_hostname_in_published_fields(fields):
 ])
 def test_machine_label_is_derived_from_hardware(args, label):
     assert provenance.machine_label(*args) == label
+
+
+def test_accelerator_label_counts_devices():
+    assert provenance.machine_label("gpu", "NVIDIA H200", "x", 16, device_count=8) == "gpu-nvidia-h200-x8"
+    assert provenance.machine_label("tpu", "TPU v5 lite", "x", 8, device_count=4) == "tpu-tpu-v5-lite-x4"
+
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: {family}
+model\t\t: {model}
+model name\t: AMD EPYC
+stepping\t: 1
+cpu MHz\t\t: 2450.000
+flags\t\t: fpu sse4_2 avx avx2 fma {extra}
+
+processor\t: 1
+vendor_id\t: SomethingElse
+"""
+
+
+def _label_from(tmp_path, **fmt):
+    path = tmp_path / f"cpuinfo-{fmt['family']}-{fmt['model']}"
+    path.write_text(CPUINFO.format(**fmt))
+    cpu = provenance.collect_cpu(provenance.read_cpuinfo(path))
+    return cpu, provenance.machine_label("cpu", "cpu", str(cpu["cpu_model"]), 2,
+                                         cpu_vendor=str(cpu["cpu_vendor"]), cpu_family=str(cpu["cpu_family"]),
+                                         cpu_model_number=str(cpu["cpu_model_number"]))
+
+
+def test_same_model_name_different_family_gets_a_different_folder(tmp_path):
+    old, old_label = _label_from(tmp_path, family=25, model=1, extra="")
+    new, new_label = _label_from(tmp_path, family=26, model=2, extra="avx512f avx512_bf16")
+    assert old_label == "cpu-amd-epyc-f25m1-2c" and new_label == "cpu-amd-epyc-f26m2-2c"
+    assert old["cpu_vendor"] == "AuthenticAMD" and old["cpu_stepping"] == "1"  # first processor only
+    assert old["cpu_flags_sha256"] != new["cpu_flags_sha256"]
+    assert new["cpu_isa"] == "sse4_2 avx avx2 fma avx512f avx512_bf16" and old["cpu_mhz"] == "2450.000"
+
+
+def test_a_processor_that_reports_nothing_keeps_the_short_label(tmp_path):
+    cpu = provenance.collect_cpu(provenance.read_cpuinfo(tmp_path / "missing"))
+    assert cpu["cpu_family"] == "unknown" and cpu["cpu_flags_sha256"] == "unknown"
+    assert provenance.machine_label("cpu", "cpu", "Apple M3", 8, cpu_vendor="unknown") == "cpu-apple-m3-8c"
+
+
+def test_jax_and_xla_variables_are_recorded_but_not_others():
+    env = {"JAX_ENABLE_X64": "1", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": "--x", "HOME": "/h"}
+    assert provenance.jax_env(env) == '{"JAX_ENABLE_X64":"1","XLA_PYTHON_CLIENT_PREALLOCATE":"false"}'
+    assert provenance.jax_env({}) == ""
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def test_git_dirty_ignores_what_a_session_writes_itself(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "results" / "m").mkdir(parents=True)
+    (repo / "docs" / "lessons").mkdir(parents=True)
+    (repo / "results" / "m" / "a.csv").write_text("old\n")
+    (repo / "docs" / "lessons" / "l.ipynb").write_text("{}\n")
+    (repo / "script.py").write_text("x = 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "c")
+    (repo / "results" / "m" / "a.csv").write_text("new\n")  # what make bench rewrites
+    (repo / "docs" / "lessons" / "l.ipynb").write_text('{"executed": 1}\n')
+    assert provenance.collect_git(repo)["git_dirty"] is False
+    (repo / "script.py").write_text("x = 2\n")  # the code that runs
+    assert provenance.collect_git(repo)["git_dirty"] is True
+
+
+def test_harness_hash_changes_with_any_harness_file(tmp_path):
+    (tmp_path / "a.py").write_text("A = 1\n")
+    (tmp_path / "b.py").write_text("B = 1\n")
+    before = provenance.harness_sha256(tmp_path)
+    (tmp_path / "b.py").write_text("B = 2\n")
+    assert provenance.harness_sha256(tmp_path) != before
 
 
 def test_machine_override_wins_and_is_checked():

@@ -7,6 +7,7 @@ import pytest
 
 from benchsite.load import ResultFile, load
 from harness import results
+from harness import provenance
 from harness.schema import COLUMNS, SCHEMA_VERSION, format_params, parse_params
 
 
@@ -30,6 +31,12 @@ def make_row(**overrides):
         "jax_default_matmul_precision": "", "variant": "completed", "boundary": "completed",
         "dtype": "float32", "shape": "8x8", "params": "n=8", "run": 0, "sample": 0, "calls": 1,
         "compiles": 0, "time_s": 1.2345678901234567e-05, "max_rel_error": 1e-7,
+        # schema 2: today's harness, so a test figure is stale only when its test says so
+        "harness_sha256": provenance.harness_sha256(), "session_id": "20260101T000000Z-test",
+        "cpu_vendor": "TestVendor", "cpu_family": "6", "cpu_model_number": "1", "cpu_stepping": "0",
+        "cpu_flags_sha256": "f" * 64, "cpu_isa": "avx2", "cpu_governor": "unknown", "cpu_mhz": "unknown",
+        "mem_total_bytes": 2**34, "load_avg_1m": 0.1, "jax_env": "", "compilation_cache": "off",
+        "order_seed": 7, "seq": 0, "cache_hits": 0,
     }
     row.update(overrides)
     return row

@@ -23,6 +23,9 @@ FAKE_SCRIPT = textwrap.dedent('''
 
     def measure(rec: Recorder) -> None:
         mode = os.environ.get("FAKE_MODE", "ok")
+        if os.environ.get("FAKE_LOG"):
+            with open(os.environ["FAKE_LOG"], "a") as log:
+                log.write(f"{os.path.basename(__file__)[:-3]} {rec.config.run} {rec.config.seed}\\n")
         if mode == "fail-second" and rec.config.run == 1:
             sys.exit("second run breaks on purpose")
         if mode == "slow":
@@ -76,6 +79,23 @@ def test_r_runs_are_r_processes_written_once(bench_dir, results):
     assert (results / "someone-else" / "good.csv").read_text() == "not ours\n"
 
 
+def test_runs_are_interleaved_across_figures_in_one_session(bench_dir, results, tmp_path):
+    """Round r runs every figure's run r: each figure's runs span the session. Every row
+    carries the session id, and the order seed the run was told, which is reproducible."""
+    log = tmp_path / "order.log"
+    assert run_main(bench_dir, results, "--runs", "3", "--session", "s-test", env={"FAKE_LOG": str(log)}) == 0
+    visits = [line.split() for line in log.read_text().splitlines()]
+    assert [int(run) for _, run, _ in visits] == [0, 0, 1, 1, 2, 2]
+    assert all({stem for stem, run, _ in visits if run == str(r)} == {"good", "other"} for r in range(3))
+    for stem in ("good", "other"):
+        frame = load(ResultFile("fake-machine", stem, results / "fake-machine" / f"{stem}.csv"))
+        assert set(frame["session_id"]) == {"s-test"}
+        told = {int(run): int(seed) for s, run, seed in visits if s == stem}
+        recorded = dict(zip(frame["run"], frame["order_seed"]))
+        assert recorded == told == {r: runner.run_seed("s-test", stem, r) for r in range(3)}
+    assert len({seed for _, _, seed in visits}) == 6  # a different order every run
+
+
 def test_a_failing_run_keeps_the_old_file_and_the_others_go_on(bench_dir, results, capsys):
     target = results / "fake-machine" / "good.csv"
     target.parent.mkdir()
@@ -123,7 +143,7 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     staging = results.parent / ".bench" / "staging"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "run 1 of 2" not in (proc.stdout.readline() or ""):
+    while time.monotonic() < deadline and "[round 1/2" not in (proc.stdout.readline() or ""):
         pass
     time.sleep(1.0)  # the worker is now inside measure()
     os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)

@@ -4,6 +4,9 @@ Standard library only: this process never imports jax; its workers do.
 
 * One run = one process (``<script> --worker``), so run-to-run spread is
   measured between processes, not assumed.
+* One invocation is a session (one id, recorded on every row). Runs are
+  interleaved across figures: run 1 of every figure, then run 2, ..., so a
+  figure's runs are spread over the session; each run gets an order seed.
 * A figure's file in ``results/<machine>/`` is replaced in one rename only when
   all R runs succeeded; a failure or an interrupt leaves the old file as it was.
 * Only the folder of the machine that measured is written.
@@ -16,21 +19,24 @@ import argparse
 import contextlib
 import csv
 import fcntl
+import hashlib
 import os
+import random
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .provenance import new_session_id
 from .results import read_rows, to_csv_text, write_atomic
 
 BENCH_DIR = Path(__file__).resolve().parents[1]
 REPO = BENCH_DIR.parent
-DEFAULT_RUNS = 5
+DEFAULT_RUNS = 9
 RUN_TIMEOUT_S = 900  # one process of one figure; far above any figure's budget
 
 
@@ -84,39 +90,91 @@ def _merge(stem: str, parts: list[Path]) -> tuple[str, str]:
 
 
 # --8<-- [start:runs]
-def run_figure(script: Path, runs: int, smoke: bool, results: Path, staging: Path,
-               index: str = "") -> Outcome:
-    stem, started = script.stem, time.monotonic()
-    for old in staging.glob(f"{stem}.run*"):
-        shutil.rmtree(old) if old.is_dir() else old.unlink()
-    parts = [staging / f"{stem}.run{i}.csv" for i in range(runs)]
-    side = staging / f"{stem}.run0.artifacts"
+def run_seed(session: str, stem: str, run: int) -> int:
+    """The order seed of one run: reproducible from the recorded session id."""
+    return int.from_bytes(hashlib.sha256(f"{session}:{stem}:{run}".encode()).digest()[:4], "big")
+
+
+@dataclass
+class Figure:
+    """One figure's progress through a session."""
+
+    script: Path
+    parts: list[Path] = field(default_factory=list)
+    wall_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def stem(self) -> str:
+        return self.script.stem
+
+
+def run_once(fig: Figure, run: int, session: str, smoke: bool, staging: Path) -> None:
+    """One process measures one run of one figure into a staging file."""
+    part = staging / f"{fig.stem}.run{run}.csv"
+    cmd = [sys.executable, str(fig.script), "--worker", "--run-index", str(run), "--out", str(part),
+           "--artifacts", str(staging / f"{fig.stem}.run{run}.artifacts"),
+           "--session", session, "--seed", str(run_seed(session, fig.stem, run))]
+    started = time.monotonic()
     try:
-        for i, part in enumerate(parts):
-            elapsed = time.monotonic() - started
-            print(f"{index}{stem}: run {i + 1} of {runs} (elapsed {elapsed:.1f} s)", flush=True)
-            cmd = [sys.executable, str(script), "--worker", "--run-index", str(i), "--out", str(part)]
-            cmd += ["--artifacts", str(side if i == 0 else staging / f"{stem}.run{i}.artifacts")]
-            proc = subprocess.run(cmd + (["--smoke"] if smoke else []), stderr=subprocess.PIPE,
-                                  text=True, timeout=RUN_TIMEOUT_S)
-            if proc.returncode != 0:
-                tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-                return Outcome(stem, False, time.monotonic() - started,
-                               f"run {i + 1} exited {proc.returncode}:\n{tail}")
-        text, machine = _merge(stem, parts)
-        for item in sorted(side.glob("*")) if side.is_dir() else []:
-            write_atomic(results / machine / f"{stem}.{item.name}", item.read_bytes(), staging=staging)
-        write_atomic(results / machine / f"{stem}.csv", text, staging=staging)
-        (staging.parent / "last_machine").write_text(machine)  # the site quotes this machine
-        wall = time.monotonic() - started
-        return Outcome(stem, True, wall, f"{runs} runs -> {results / machine / (stem + '.csv')}")
+        proc = subprocess.run(cmd + (["--smoke"] if smoke else []), stderr=subprocess.PIPE,
+                              text=True, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return Outcome(stem, False, time.monotonic() - started, f"a run exceeded {RUN_TIMEOUT_S} s")
-    except (OSError, ValueError, RuntimeError, csv.Error) as err:
-        return Outcome(stem, False, time.monotonic() - started, str(err))
+        fig.error = f"run {run + 1} exceeded {RUN_TIMEOUT_S} s"
+        return
     finally:
-        for leftover in staging.glob(f"{stem}.run*"):
-            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        fig.wall_s += time.monotonic() - started
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+        fig.error = f"run {run + 1} exited {proc.returncode}:\n{tail}"
+    else:
+        fig.parts.append(part)
+
+
+def publish(fig: Figure, results: Path, staging: Path) -> Outcome:
+    """All runs succeeded: one atomic replace per file, side files of run 0 first."""
+    try:
+        text, machine = _merge(fig.stem, fig.parts)
+        side = staging / f"{fig.stem}.run0.artifacts"
+        for item in sorted(side.glob("*")) if side.is_dir() else []:
+            write_atomic(results / machine / f"{fig.stem}.{item.name}", item.read_bytes(), staging=staging)
+        write_atomic(results / machine / f"{fig.stem}.csv", text, staging=staging)
+        (staging.parent / "last_machine").write_text(machine)  # the site quotes this machine
+    except (OSError, ValueError, RuntimeError, csv.Error) as err:
+        return Outcome(fig.stem, False, fig.wall_s, str(err))
+    return Outcome(fig.stem, True, fig.wall_s,
+                   f"{len(fig.parts)} runs -> {results / machine / (fig.stem + '.csv')}")
+
+
+def run_session(scripts: list[Path], runs: int, smoke: bool, results: Path, staging: Path,
+                session: str) -> list[Outcome]:
+    """Round r runs every figure's run r, so each figure's R runs span the whole
+    session and its run-to-run spread sees the session's drift, not ten seconds of
+    it. Figures are visited in a different order each round. Nothing is published
+    until the last round; a figure whose run failed stops there and keeps its old file."""
+    _clear(staging)
+    figures = [Figure(s) for s in scripts]
+    started = time.monotonic()
+    try:
+        for run in range(runs):
+            order = list(figures)
+            random.Random(run_seed(session, "order", run)).shuffle(order)
+            for k, fig in enumerate(f for f in order if f.error is None):
+                elapsed = time.monotonic() - started
+                print(f"[round {run + 1}/{runs}, {k + 1}/{len(order)}] {fig.stem} "
+                      f"(elapsed {elapsed:.1f} s)", flush=True)
+                run_once(fig, run, session, smoke, staging)
+                if fig.error:
+                    print(f"{fig.stem} FAILED: {fig.error}", file=sys.stderr, flush=True)
+        return [publish(f, results, staging) if f.error is None else Outcome(f.stem, False, f.wall_s, f.error)
+                for f in figures]
+    finally:
+        _clear(staging)
+
+
+def _clear(staging: Path) -> None:
+    for leftover in staging.glob("*.run*") if staging.is_dir() else []:
+        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
 # --8<-- [end:runs]
 
 
@@ -141,6 +199,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
                    help="tiny sizes and budgets")
     p.add_argument("--results", type=Path, default=REPO / "results", help="results root folder")
     p.add_argument("--only", nargs="*", default=None, help="figure stems to run (default: all)")
+    p.add_argument("--session", default="", help="session id (default: a new one, from the clock)")
     return p.parse_args(argv)
 
 
@@ -162,15 +221,12 @@ def main(argv: Sequence[str] | None = None, bench_dir: Path = BENCH_DIR) -> int:
             return 2
         scripts = [s for s in scripts if s.stem in args.only]
     state = args.results.resolve().parent / ".bench"
+    session = args.session or new_session_id()
     started, outcomes = time.monotonic(), []
     try:
         with bench_lock(state):
-            for k, script in enumerate(scripts, 1):
-                outcome = run_figure(script, args.runs, args.smoke, args.results, state / "staging",
-                                     index=f"[{k}/{len(scripts)}] ")
-                if not outcome.ok:
-                    print(f"[{k}/{len(scripts)}] {script.stem} FAILED: {outcome.message}", file=sys.stderr)
-                outcomes.append(outcome)
+            print(f"session {session}: {len(scripts)} figures x {args.runs} runs, interleaved", flush=True)
+            outcomes = run_session(scripts, args.runs, args.smoke, args.results, state / "staging", session)
     except BenchLocked as err:
         print(err, file=sys.stderr)
         return 2

@@ -4,13 +4,23 @@ A test keeps the two in step: every column named here is documented there and
 nothing else is. Standard library only, so the measuring side and the
 publishing side can both import it.
 
-Format history:
+Format history (the newest last; ``results/README.md`` repeats it for readers):
   1  first version: one row per sample, flat provenance on every row.
+  2  machine identity and session: ``session_id`` (shared by every figure of one
+     ``make bench``), ``harness_sha256``, CPU vendor/family/model/stepping, a
+     digest of the CPU flags and the notable ISA extensions, load average,
+     frequency governor and current frequency, total memory, the persistent
+     compilation cache (on/off and its folder), the ``JAX_*``/``XLA_*``
+     environment, the run's ``order_seed``; per sample ``seq`` (position in the
+     run's measuring order) and ``cache_hits`` (persistent-cache hits inside the
+     timed window). Readers upgrade version 1 files: the new columns read
+     ``unknown`` (text) or empty (numbers), ``seq`` is left empty.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # older versions a reader upgrades on load
 
 # Provenance: identical on every row of one run (one process).
 PROVENANCE_COLUMNS: tuple[str, ...] = (
@@ -18,6 +28,8 @@ PROVENANCE_COLUMNS: tuple[str, ...] = (
     "figure_id",
     "script_path",
     "script_sha256",
+    "harness_sha256",
+    "session_id",
     "git_commit",
     "git_dirty",
     "timestamp_utc",
@@ -32,6 +44,19 @@ PROVENANCE_COLUMNS: tuple[str, ...] = (
     "python_version",
     "cpu_model",
     "cpu_count",
+    "cpu_vendor",
+    "cpu_family",
+    "cpu_model_number",
+    "cpu_stepping",
+    "cpu_flags_sha256",
+    "cpu_isa",
+    "cpu_governor",
+    "cpu_mhz",
+    "mem_total_bytes",
+    "load_avg_1m",
+    "jax_env",
+    "compilation_cache",
+    "order_seed",
     "xla_flags",
     "jax_enable_x64",
     "jax_default_matmul_precision",
@@ -46,8 +71,10 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "params",
     "run",
     "sample",
+    "seq",
     "calls",
     "compiles",
+    "cache_hits",
     "time_s",
 )
 
@@ -62,11 +89,23 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
 
-INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "calls", "compiles"})
+INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "seq", "calls",
+                         "compiles", "cache_hits", "mem_total_bytes", "order_seed"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
-FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes"})
+FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes", "load_avg_1m"})
 # Columns that may be empty; every other column must hold a value.
-NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape"}
+NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape",
+                                                   "jax_env", "cpu_isa", "seq", "load_avg_1m",
+                                                   "mem_total_bytes"}
+
+# Columns a version 1 file lacks, and what an upgraded row holds in them.
+V1_MISSING: dict[str, str] = {
+    "harness_sha256": "unknown", "session_id": "unknown", "cpu_vendor": "unknown",
+    "cpu_family": "unknown", "cpu_model_number": "unknown", "cpu_stepping": "unknown",
+    "cpu_flags_sha256": "unknown", "cpu_isa": "", "cpu_governor": "unknown", "cpu_mhz": "unknown",
+    "mem_total_bytes": "", "load_avg_1m": "", "jax_env": "", "compilation_cache": "unknown",
+    "order_seed": "0", "seq": "", "cache_hits": "0",
+}
 
 BOUNDARIES = ("dispatch", "completed", "loop", "first-call", "clock", "trace")
 

@@ -1,0 +1,80 @@
+"""Schema version 2: a version-1 file is upgraded on load, an unknown version refused;
+staleness covers the harness as well as the figure's own script."""
+
+import pandas as pd
+import pytest
+
+from benchsite.catalog import CodeHash, stale_reason
+from benchsite.load import ResultFile, ResultsError, load, read_validated
+from harness import provenance, results
+from harness.schema import COLUMNS, V1_MISSING
+from test_results import make_row
+
+
+def v1_text(rows: list[dict]) -> str:
+    """The same rows as a schema-1 file: the version-2 columns dropped, version 1 stated."""
+    keep = [c for c in COLUMNS if c not in V1_MISSING]
+    lines = [",".join(keep)]
+    for row in results.to_csv_text(rows).splitlines()[1:]:
+        cells = dict(zip(COLUMNS, row.split(",")))
+        cells["schema_version"] = "1"
+        lines.append(",".join(cells[c] for c in keep))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def v1_file(tmp_path):
+    path = tmp_path / "cpu-test-2c" / "demo.csv"
+    path.parent.mkdir()
+    path.write_text(v1_text([make_row(run=r, sample=s, cpu_model="AMD EPYC") for r in range(2) for s in range(3)]))
+    return ResultFile("cpu-test-2c", "demo", path)
+
+
+def test_a_version_1_file_is_upgraded_on_load(v1_file):
+    frame = load(v1_file)
+    assert len(frame) == 6 and set(frame["schema_version"]) == {1}
+    assert set(frame["session_id"]) == {"unknown"} and set(frame["cpu_family"]) == {"unknown"}
+    assert set(frame["harness_sha256"]) == {"unknown"} and set(frame["cache_hits"]) == {0}
+    assert frame["seq"].isna().all()
+    slow = read_validated(v1_file.path, v1_file)  # the row-by-row reader agrees
+    assert [r["session_id"] for r in slow] == ["unknown"] * 6 and slow[0]["seq"] is None
+
+
+def test_a_version_1_file_counts_as_stale(v1_file):
+    frame = load(v1_file)
+    today = CodeHash(frame["script_sha256"].iloc[0], provenance.harness_sha256())
+    assert stale_reason(frame, today) == "the harness changed since"
+
+
+def test_a_version_1_header_with_version_2_rows_is_refused(v1_file):
+    v1_file.path.write_text(v1_file.path.read_text().replace("\n1,", "\n2,", 1))
+    with pytest.raises(ResultsError, match=r"demo\.csv:2: schema_version 2 is not one .*header is version 1"):
+        load(v1_file)
+
+
+def test_an_unknown_version_names_the_format_history(tmp_path):
+    path = tmp_path / "cpu-test-2c" / "demo.csv"
+    results.write_atomic(path, results.to_csv_text([make_row(schema_version=3)]))
+    with pytest.raises(ResultsError, match=r"demo\.csv:2: schema_version 3 .*format history in results/README.md"):
+        load(ResultFile("cpu-test-2c", "demo", path))
+
+
+def test_staleness_names_what_changed():
+    frame = pd.DataFrame({"script_sha256": ["s1"] * 2, "harness_sha256": ["h1"] * 2})
+    assert stale_reason(frame, CodeHash("s1", "h1")) == ""
+    assert stale_reason(frame, CodeHash("s1", "h2")) == "the harness changed since"
+    assert stale_reason(frame, CodeHash("s2", "h2")) == "the script and the harness changed since"
+
+
+def test_a_harness_change_marks_every_figure_stale(tmp_path):
+    from benchfixtures import demo_figure, write_machine
+    from benchsite.catalog import Catalog
+
+    fig = demo_figure(tmp_path)
+    sha = provenance.sha256_file(fig.script)
+    write_machine(tmp_path / "results", "cpu-test-2c", sha=sha)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})
+    assert cat.stale() == []
+    cat._sha.clear()
+    cat._sha[""] = "a-different-harness"
+    assert cat.stale() == [("fig-demo", "cpu-test-2c")]
