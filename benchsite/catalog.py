@@ -58,6 +58,10 @@ class Catalog:
             raise ResultsError(f"{fig_id}: no valid results in {self.results} on any machine")
         return good[0]
 
+    def prose_machine_or_none(self, fig_id: str) -> str | None:
+        good = [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
+        return good[0] if good else None
+
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
         if fig_id not in self._sha:

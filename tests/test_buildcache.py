@@ -4,6 +4,7 @@ import pytest
 
 from benchfixtures import demo_figure, write_machine
 from benchsite import buildcache, render
+from benchsite.catalog import CodeHash
 from benchsite.load import ResultFile, load
 
 
@@ -50,9 +51,10 @@ def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     rendered = []
     real = render.machine_panel
     monkeypatch.setattr(render, "machine_panel", lambda *a: rendered.append(a[2:4]) or real(*a))
-    panel = buildcache.machine_panel(frame, fig, "sha-1", "a.csv", path)
-    assert buildcache.machine_panel(frame, fig, "sha-1", "a.csv", path) == panel
-    buildcache.machine_panel(frame, fig, "sha-2", "a.csv", path)  # the script changed: stale now
-    buildcache.machine_panel(frame, fig, "sha-1", "../a.csv", path)  # another page's link
-    assert rendered == [("sha-1", "a.csv"), ("sha-2", "a.csv"), ("sha-1", "../a.csv")]
+    one, two = CodeHash("sha-1", "h"), CodeHash("sha-2", "h")
+    panel = buildcache.machine_panel(frame, fig, one, "a.csv", path)
+    assert buildcache.machine_panel(frame, fig, one, "a.csv", path) == panel
+    buildcache.machine_panel(frame, fig, two, "a.csv", path)  # the script changed: stale now
+    buildcache.machine_panel(frame, fig, one, "../a.csv", path)  # another page's link
+    assert rendered == [(one, "a.csv"), (two, "a.csv"), (one, "../a.csv")]
     assert "<!--bench-chart:" in panel and "<svg" not in panel  # the chart goes in after Markdown
