@@ -6,9 +6,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench_scripts"))
 
 import os  # noqa: E402
+import re  # noqa: E402
 import subprocess  # noqa: E402
 
 import pytest  # noqa: E402
+
+# The machine whose numbers the prose quotes (extra.bench.machine in mkdocs.yml).
+REFERENCE = re.search(r"^\s+machine:\s*(\S+)", (REPO / "mkdocs.yml").read_text(), re.MULTILINE).group(1)
 
 
 def build_site(out: Path, results: Path | None = None, strict: bool = True,

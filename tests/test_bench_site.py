@@ -12,11 +12,11 @@ import threading
 
 import pytest
 
-from conftest import REPO
+from conftest import REFERENCE, REPO
 
 FIG = "fig-dispatch-vs-completion"
 SCRIPT = "bench_scripts/dispatch_vs_completion.py"
-FIRST, SECOND = "cpu-amd-epyc-2c", "cpu-second-copy"
+FIRST, SECOND = REFERENCE, "cpu-second-copy"
 PARTS = ("mkdocs.yml", "Makefile", "requirements.txt", "docs", "bench_scripts", "benchsite", "tools", "results")
 
 

@@ -4,7 +4,7 @@ import csv
 import io
 import shutil
 
-from conftest import REPO, build_site
+from conftest import REFERENCE, REPO, build_site
 
 PAYLOADS = {
     "device_kind": "<img src=x onerror=alert(1)>",
@@ -19,7 +19,7 @@ PAYLOADS = {
 
 
 def poisoned_results(tmp_path):
-    src = REPO / "results" / "cpu-amd-epyc-2c" / "dispatch_vs_completion.csv"
+    src = REPO / "results" / REFERENCE / "dispatch_vs_completion.csv"
     rows = list(csv.DictReader(io.StringIO(src.read_text())))
     for row in rows:
         row.update(PAYLOADS, machine="cpu-evil-2c", params=row["params"] + "<svg onload=alert(7)>")

@@ -13,7 +13,8 @@ Format history (the newest last; ``results/README.md`` repeats it for readers):
      compilation cache (on/off and its folder), the ``JAX_*``/``XLA_*``
      environment, the run's ``order_seed``; per sample ``seq`` (position in the
      run's measuring order) and ``cache_hits`` (persistent-cache hits inside the
-     timed window). Readers upgrade version 1 files: the new columns read
+     timed window); boundary ``wall`` (the wall time a whole measuring procedure
+     took). Readers upgrade version 1 files: the new columns read
      ``unknown`` (text) or empty (numbers), ``seq`` is left empty.
 """
 
@@ -107,7 +108,7 @@ V1_MISSING: dict[str, str] = {
     "order_seed": "0", "seq": "", "cache_hits": "0",
 }
 
-BOUNDARIES = ("dispatch", "completed", "loop", "first-call", "clock", "trace")
+BOUNDARIES = ("dispatch", "completed", "loop", "first-call", "clock", "trace", "wall")
 
 
 def figure_id_for(stem: str) -> str:
