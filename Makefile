@@ -58,9 +58,9 @@ site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	  | { grep -v '^INFO ' || true; } && \
 	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
 
-compare: $(STAMP) ## Compare two machines figure by figure: make compare A=<machine> B=<machine>
+compare: $(STAMP) ## Compare two results folders figure by figure: make compare A=<folder> B=<folder> [MACHINES=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }
-	$(PY) -m benchsite.compare $(A) $(B) --results $(RESULTS)
+	$(PY) -m benchsite.compare $(A) $(B) --results $(RESULTS) $(if $(MACHINES),--machines)
 
 serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000

@@ -1,9 +1,12 @@
-"""One figure on two machines, cell by cell: ratio of medians, and whether the
-difference is larger than both machines' run-to-run spread.
+"""One figure on two machines (or two sessions of one machine), cell by cell:
+ratio of medians, and whether the difference is a result by the unpaired rule of
+docs/verdicts.md ("How a verdict is decided", :func:`stats.unpaired_verdict`).
 
 The same cells feed the site (:func:`html_table`) and the terminal
 (``python -m benchsite.compare A B``, behind ``make compare``), so the two can
-never disagree.
+never disagree. Unless told that comparing machines is the point (``--machines``;
+the /bench pages do), a difference between folders whose provenance names
+different hardware, or cannot tell, is not a verdict.
 """
 
 from __future__ import annotations
@@ -22,6 +25,29 @@ from .figures import Figure
 from .fmt import esc
 
 ONE_RUN = "not a result yet (one run)"
+DIFFERENT_HARDWARE = "different hardware: not a verdict"
+UNKNOWN_HARDWARE = "hardware not recorded: not a verdict"
+RULE_PAGE = "docs/verdicts.md"  # "How a verdict is decided"
+# What "the same hardware" means: these provenance columns agree on both sides.
+HARDWARE_COLUMNS = ("platform", "device_kind", "device_count", "cpu_vendor", "cpu_family",
+                    "cpu_model_number", "cpu_count")
+UNKNOWN = {"unknown", "", "nan", "None"}
+
+
+def hardware_check(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> str | None:
+    """None when both folders' provenance names the same hardware; else the refusal
+    (DIFFERENT_HARDWARE, or UNKNOWN_HARDWARE when a column is missing or "unknown")."""
+    unknown = False
+    for col in HARDWARE_COLUMNS:
+        if col not in frame_a or col not in frame_b:
+            unknown = True
+            continue
+        va, vb = ({str(v) for v in f[col].unique()} for f in (frame_a, frame_b))
+        if va & UNKNOWN or vb & UNKNOWN:
+            unknown = True
+        elif va != vb or len(va) > 1:
+            return DIFFERENT_HARDWARE
+    return UNKNOWN_HARDWARE if unknown else None
 
 
 @dataclass(frozen=True)
@@ -33,6 +59,7 @@ class Cell:
     a: stats.Summary
     b: stats.Summary
     is_ratio: bool = False
+    refused: str | None = None  # why no verdict may be given (different hardware), else None
 
     @property
     def ratio(self) -> float:
@@ -40,17 +67,27 @@ class Cell:
         return self.a.median / self.b.median
 
     @property
-    def verdict(self) -> str:
+    def decision(self) -> stats.Verdict:
+        if self.refused:
+            return stats.Verdict(self.refused, "the two folders' provenance does not name the same hardware "
+                                 f"({', '.join(HARDWARE_COLUMNS)}); pass --machines to compare machines")
         return cross_verdict(self.a, self.b)
+
+    @property
+    def verdict(self) -> str:
+        return self.decision.text
 
     def shown(self, s: stats.Summary) -> str:
         return (fmt.ratio_range if self.is_ratio else fmt.time_range)(s.median, s.low, s.high)
 
 
-def cross_verdict(a: stats.Summary, b: stats.Summary) -> str:
-    """stats.verdict (run ranges do not overlap), except that a single run on
-    either side has no spread to compare with, so it decides nothing."""
-    return ONE_RUN if min(a.runs, b.runs) < 2 else stats.verdict(a, b)
+def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:
+    """stats.unpaired_verdict on the two sides' run values, except that a single
+    run on either side has no spread to compare with, so it decides nothing."""
+    if min(a.runs, b.runs) < 2:
+        return stats.Verdict(ONE_RUN, "one run has no run-to-run spread to compare with",
+                             runs=min(a.runs, b.runs))
+    return stats.unpaired_verdict(a, b)
 
 
 def quantities(frame: pd.DataFrame, fig: Figure) -> dict[tuple[str, str], tuple[stats.Summary, bool]]:
@@ -71,15 +108,23 @@ def quantities(frame: pd.DataFrame, fig: Figure) -> dict[tuple[str, str], tuple[
     return out
 
 
-def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure) -> list[Cell]:
-    """The cells both machines measured, in a's table order (sizes may differ by platform)."""
+def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure, machines: bool = False) -> list[Cell]:
+    """The cells both machines measured, in a's table order (sizes may differ by platform).
+
+    Without ``machines``, a difference in hardware (:func:`hardware_check`) makes
+    every cell's verdict a refusal: comparing machines must be asked for."""
+    refused = None if machines else hardware_check(frame_a, frame_b)
     qa, qb = quantities(frame_a, fig), quantities(frame_b, fig)
-    return [Cell(g, q, sa, qb[(g, q)][0], is_ratio) for (g, q), (sa, is_ratio) in qa.items() if (g, q) in qb]
+    return [Cell(g, q, sa, qb[(g, q)][0], is_ratio, refused)
+            for (g, q), (sa, is_ratio) in qa.items() if (g, q) in qb]
 
 
 def results_count(found: list[Cell], short: bool = False) -> str:
-    hits = sum(c.verdict == "a result" for c in found)
-    what = "beyond both spreads" if short else "differences exceed both machines' run-to-run spread"
+    hits = sum(c.verdict == stats.RESULT for c in found)
+    refused = next((c.refused for c in found if c.refused), None)
+    if refused:
+        return refused if short else f"{refused} (no cell is judged; --machines compares machines)"
+    what = "results" if short else "differences are results (unpaired rule)"
     return f"{hits} of {len(found)} {what}"
 
 
@@ -90,38 +135,60 @@ def table_rows(found: list[Cell]) -> list[tuple[str, ...]]:
 
 
 def header(a: str, b: str) -> tuple[str, ...]:
-    return ("row", "quantity", a, b, "ratio", "beyond both spreads?")
+    return ("row", "quantity", a, b, "ratio", "verdict")
 
 
 def ratio_note(a: str, b: str) -> str:
-    return f"ratio = median on {a} / median on {b}"
+    """What each number in the table is, named once."""
+    return (f"cells: median [min..max] of the per-run medians (a / b rows: of the per-run ratios); "
+            f"ratio = median on {a} / median on {b}")
 
 
-def html_table(found: list[Cell], a: str, b: str) -> str:
+def rule_note(rule_url: str | None = None) -> str:
+    """Where the verdict rule is explained (HTML)."""
+    name = "How a verdict is decided"
+    where = f'<a href="{esc(rule_url)}">{name}</a>' if rule_url else f"{name} ({RULE_PAGE})"
+    return f"verdict: the unpaired rule of {where}"
+
+
+def html_table(found: list[Cell], a: str, b: str, rule_url: str | None = None) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in header(a, b))
     body = "\n".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table_rows(found))
     return (f"<table class=\"bench-compare\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
-            f"</table>\n<p class=\"bench-verdict\">{esc(ratio_note(a, b))}; {esc(results_count(found))}.</p>")
+            f"</table>\n<p class=\"bench-verdict\">{esc(ratio_note(a, b))}; {esc(results_count(found))}; "
+            f"{rule_note(rule_url)}.</p>")
 
 
 def text_table(found: list[Cell], a: str, b: str) -> str:
     rows = [header(a, b), *table_rows(found)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(["  " + line for line in lines] + [f"  {ratio_note(a, b)}; {results_count(found)}."])
+    return "\n".join(["  " + line for line in lines]
+                     + [f"  {ratio_note(a, b)}; {results_count(found)}.", f"  {rule_note()}."])
 
 
 # --- make compare A=<machine> B=<machine> ------------------------------------------------
+
+def _sessions(frame: pd.DataFrame) -> str:
+    """Which sessions a figure's results came from: id and first/last timestamp (UTC)."""
+    ids = frame["session_id"].astype(str) if "session_id" in frame else pd.Series("unknown", frame.index)
+    parts = []
+    for sid, rows in frame.groupby(ids, sort=True):
+        times = sorted(str(t) for t in rows["timestamp_utc"].unique())
+        when = times[0] if len(times) == 1 else f"{times[0]} … {times[-1]}"
+        parts.append(f"{sid} ({when})")
+    return ", ".join(parts)
+
 
 def _describe(cat: Catalog, fig_id: str, machine: str) -> str:
     frame = cat.frames[(fig_id, machine)]
     first = frame.iloc[0]
     stale = " STALE (script changed since)" if (fig_id, machine) in cat.stale() else ""
     return (f"{machine}: {frame['run'].nunique()} runs, jax {first['jax_version']}, "
-            f"{str(first['timestamp_utc'])[:10]}{stale}")
+            f"session {_sessions(frame)}{stale}")
 
 
-def report(cat: Catalog, a: str, b: str) -> tuple[str, list[str]]:
+def report(cat: Catalog, a: str, b: str, machines: bool = False) -> tuple[str, list[str]]:
     """The comparison of every figure both machines have, and the problems met."""
     out, problems = [], []
     for fig_id, fig in sorted(cat.figures.items()):
@@ -132,7 +199,7 @@ def report(cat: Catalog, a: str, b: str) -> tuple[str, list[str]]:
             why = "invalid results (see below)" if bad else f"no results on {', '.join(missing)}"
             out.append(f"{fig_id}: skipped, {why}\n")
             continue
-        found = cells(cat.frames[(fig_id, a)], cat.frames[(fig_id, b)], fig)
+        found = cells(cat.frames[(fig_id, a)], cat.frames[(fig_id, b)], fig, machines=machines)
         out.append(f"{fig_id}  ({fig.title})\n  A = {_describe(cat, fig_id, a)}\n"
                    f"  B = {_describe(cat, fig_id, b)}\n{text_table(found, a, b)}\n")
     return "\n".join(out), problems
@@ -143,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("a", help="machine folder A (results/<A>/)")
     parser.add_argument("b", help="machine folder B")
     parser.add_argument("--results", type=Path, default=None, help="results folder (default: results/)")
+    parser.add_argument("--machines", action="store_true",
+                        help="compare different hardware on purpose (else a hardware difference is not a verdict)")
     args = parser.parse_args(argv)
     cat = Catalog.build(args.results.resolve() if args.results else results_dir())
     absent = [m for m in (args.a, args.b) if not (cat.results / m).is_dir()]
@@ -151,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no results folder {', '.join(str(cat.results / m) for m in absent)} (machines: {known})",
               file=sys.stderr)
         return 2
-    text, problems = report(cat, args.a, args.b)
+    text, problems = report(cat, args.a, args.b, machines=args.machines)
     print(text, end="")
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -136,8 +136,12 @@ def value_marker(args: list[str], ctx: Context) -> str:
     if (fig_id, machine) not in ctx.catalog.frames:
         raise ValueError(f"no valid results for {fig_id} on {machine}")
     frame = ctx.catalog.frames[(fig_id, machine)]
-    text = STATS[stat](frame, opts, ctx.catalog.figures[fig_id])
     title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
+    if stat == "verdict":  # the reason goes in the title, and the words link to the rule
+        decided = _verdict_of(frame, opts, ctx.catalog.figures[fig_id])
+        return (f'<a class="bench-value" href="{esc(ctx.link(render.RULE_PATH))}" '
+                f'title="{esc(f"{title}; paired rule: {decided.reason}")}">{esc(decided.text)}</a>')
+    text = STATS[stat](frame, opts, ctx.catalog.figures[fig_id])
     return f'<span class="bench-value" title="{esc(title)}">{esc(text)}</span>'
 
 
@@ -180,9 +184,13 @@ def _stat_diff(frame, opts, fig, per_window: bool = False) -> str:
     return fmt.time_range(s.median, s.low, s.high)
 
 
+def _verdict_of(frame, opts, fig) -> stats.Verdict:
+    """The paired rule (docs/verdicts.md) on two variants' run medians, run by run."""
+    return stats.paired_verdict(*(stats.run_medians(x) for x in _pair(frame, opts, fig)))
+
+
 def _stat_verdict(frame, opts, fig) -> str:
-    a, b = (stats.summarize(stats.run_medians(x)) for x in _pair(frame, opts, fig))
-    return stats.verdict(a, b)
+    return _verdict_of(frame, opts, fig).text
 
 
 def _stat_range(frame, opts, fig) -> str:
@@ -304,12 +312,76 @@ def detail_marker(args: list[str], ctx: Context) -> str:
     return render.detail_list(_select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
 
 
+# --- bench:verdict-rates, bench:verdict-rule ----------------------------------------------
+
+def verdict_rates_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-rates [scale=10] -->``: the seeded simulation of both verdict
+    rules (stats.simulate_error_rates) as a table: how often each says "a result" with
+    no true difference (false positives) and with true shifts (1 - false negatives).
+    ``scale`` multiplies the simulated noise (the fixed floor then matters less)."""
+    opts = _options(args)
+    scale = float(opts.pop("scale", "1"))
+    if opts:
+        raise ValueError(f"unknown options {', '.join(opts)} (known: scale)")
+    rates = stats.simulate_error_rates(run_sd=stats.SIM_RUN_SD * scale, drift_sd=stats.SIM_DRIFT_SD * scale)
+    got = {(r.rule, r.runs, r.shift): r.rate for r in rates}
+    shifts = [s for s in stats.SIM_SHIFTS if s]
+    head = (["rule", "R", "false positives (no difference)"]
+            + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
+    body = []
+    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
+        for r in stats.SIM_RUNS:
+            cells = [what, str(r), fmt.percent(got[(rule, r, 0)])]
+            cells += [fmt.percent(got[(rule, r, s)]) for s in shifts]
+            body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); run noise "
+            f"{fmt.percent(stats.SIM_RUN_SD * scale)} per variant and a shared per-run drift of "
+            f"{fmt.percent(stats.SIM_DRIFT_SD * scale)} (standard deviations of the log run medians); one "
+            f"spread = {fmt.percent(stats.sim_spread() * scale)}. The false-negative rate is one minus "
+            "the power.")
+    return ("<div class=\"bench-verdict-rates\" markdown=\"0\">\n<table>\n<thead><tr>"
+            + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead>\n<tbody>\n" + "\n".join(body)
+            + f"\n</tbody>\n</table>\n<p class=\"bench-meta\">{esc(note)}</p>\n</div>")
+
+
+def _agree_needed() -> str:
+    return ", ".join(f"{stats.sign_agree_needed(n)} of {n}" for n in range(stats.PAIRED_MIN_RUNS, 12))
+
+
+def _together_needed() -> str:
+    return ", ".join(f"{stats.rank_sum_needed(n, n)} of {n * n} pairs for {n} runs a side"
+                     for n in range(stats.UNPAIRED_MIN_RUNS, 10) if stats.rank_sum_needed(n, n) is not None)
+
+
+RULE_VALUES: dict[str, Callable[[], str]] = {
+    "min-effect": lambda: fmt.percent(stats.MIN_EFFECT),
+    "paired-min-runs": lambda: str(stats.PAIRED_MIN_RUNS),
+    "paired-alpha": lambda: fmt.percent(stats.PAIRED_ALPHA),
+    "paired-k": lambda: f"{stats.PAIRED_K:g}",
+    "paired-agree": _agree_needed,
+    "unpaired-min-runs": lambda: str(stats.UNPAIRED_MIN_RUNS),
+    "unpaired-alpha": lambda: fmt.percent(stats.UNPAIRED_ALPHA),
+    "unpaired-k": lambda: f"{stats.UNPAIRED_K:g}",
+    "unpaired-pairs": _together_needed,
+    "mad-to-sd": lambda: f"{stats.MAD_TO_SD:g}",
+}
+
+
+def verdict_rule_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-rule min-effect -->``: one constant of the verdict rule, from the code."""
+    if len(args) != 1 or args[0] not in RULE_VALUES:
+        raise ValueError(f"needs one of {', '.join(RULE_VALUES)}")
+    return f'<span class="bench-value" title="benchsite/stats.py">{esc(RULE_VALUES[args[0]]())}</span>'
+
+
 HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "figure": figure_marker,
     "value": value_marker,
     "ranked": ranked_marker,
     "file": file_marker,
     "detail": detail_marker,
+    "verdict-rates": verdict_rates_marker,
+    "verdict-rule": verdict_rule_marker,
     "index": pages.index_marker,  # /bench/
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
 }

@@ -150,8 +150,9 @@ def _headline(cat: Catalog, fig: Figure, machine: str) -> Headline | None:
 
 
 def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
+    # machines=True: these pages compare machines on purpose, so different hardware is the point
     return _memo(cat, ("cells", fig.id, machine, ref), lambda: compare.cells(
-        cat.frames[(fig.id, machine)], cat.frames[(fig.id, ref)], fig))
+        cat.frames[(fig.id, machine)], cat.frames[(fig.id, ref)], fig, machines=True))
 
 
 def _is_stale(cat: Catalog, fig: Figure, machine: str) -> bool:
@@ -211,7 +212,7 @@ def cite_text(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context) -> s
     head = _headline(cat, fig, machine)
     commits = _distinct(frame, "git_commit", 12)
     dirty = " (with uncommitted changes)" if frame["git_dirty"].any() else ""
-    state = "STALE: the script has changed since" if _is_stale(cat, fig, machine) else "current"
+    state = "STALE: the script or the harness changed since" if _is_stale(cat, fig, machine) else "current"
     site = ctx.site_url.rstrip("/")
     lines = [
         f"{fig.id}: {fig.title}",
@@ -283,20 +284,26 @@ def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
 
 def _comparison(fig: Figure, machine: str, ref: str, ctx: Context) -> str:
     found = _cells(ctx.catalog, fig, machine, ref)
-    return _html(compare.html_table(found, machine, ref))
+    return _html(compare.html_table(found, machine, ref, ctx.link(render.RULE_PATH)))
 
 
-COMPARE_NOTE = ("Each cell's median on one machine over its median on the reference machine. A difference "
-                "is **a result** when the two ranges of run medians do not overlap, i.e. it is larger than "
-                "both machines' run-to-run spread; otherwise it is not a result yet. Only cells both "
-                "machines measured are compared.\n")
+def compare_note(ctx: Context) -> str:
+    """How the comparison's verdicts are decided, with a link to the rule's page."""
+    return ("The cells are the median [min..max] of each machine's per-run medians (for a ratio row, of "
+            "its per-run ratios); the ratio is the median on one machine over the median on the reference "
+            "machine. Runs on two machines are not paired, so a difference is **a result** only by the "
+            "unpaired rule: each side has enough runs, one machine's runs lie above the other's more "
+            "often than chance allows (an exact rank-sum test), and the ratio of medians exceeds an effect "
+            "floor tied to both machines' run-to-run spread; otherwise it is not a result yet. "
+            f"[How a verdict is decided]({_rel(ctx, 'verdicts.md')}) gives the constants and the "
+            "simulated error rates. Only cells both machines measured are compared.\n")
 
 
 def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]) -> str:
     others = [m for m in good if m != ref]
     if not ref or not others:
         return ""
-    out = [f"## Across machines {{ #across-machines }}\n\n{COMPARE_NOTE}\nReference: **{md(ref)}**.\n"]
+    out = [f"## Across machines {{ #across-machines }}\n\n{compare_note(ctx)}\nReference: **{md(ref)}**.\n"]
     if len(good) > MAX_TABS:
         out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
         return "\n".join(out)
@@ -348,7 +355,7 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
              + _links(fig, ctx, back=True),
              _html(bench_panel(fig, machine, ctx, cite_open=True))]
     if ref and machine != ref and (fig.id, machine) in cat.frames:
-        parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{COMPARE_NOTE}\n"
+        parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
                      + _comparison(fig, machine, ref, ctx))
     parts.append(_code(fig))
     return "\n".join(parts)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 
 from . import chart, fmt, metrics, stats
+from .catalog import CodeHash, stale_reason
 from .figures import Figure
 from .fmt import esc
 
@@ -97,8 +98,20 @@ def ranked_table(rows: pd.DataFrame, by: str, top: int, metric: metrics.Metric, 
             f"<tbody>\n{body}\n</tbody>\n</table>\n<p class=\"bench-meta\">{note}</p>\n</div>")
 
 
-def spread_text(frame: pd.DataFrame, fig: Figure) -> str:
-    """Between-run and within-run spread per variant, and the verdict on the ratio pair."""
+RULE_TITLE = "How a verdict is decided"
+RULE_PATH = "verdicts/"  # docs/verdicts.md, from the site root
+
+
+def rule_url(csv_url: str) -> str:
+    """The verdict page, relative to the page that links the CSV ``csv_url``
+    (``<prefix>results/<machine>/<file>.csv``): the same prefix reaches the site root."""
+    parts = csv_url.rsplit("/", 3)
+    return (parts[0] + "/" if len(parts) == 4 else "") + RULE_PATH
+
+
+def spread_text(frame: pd.DataFrame, fig: Figure, rule: str | None = None) -> str:
+    """Between-run and within-run spread per variant, what the ratio column is, and
+    the verdict on the ratio pair (``rule``: URL of the verdict page)."""
     parts = []
     for variant in fig.variants:
         rows = frame[frame["variant"] == variant]
@@ -110,7 +123,12 @@ def spread_text(frame: pd.DataFrame, fig: Figure) -> str:
                      f"{rows['run'].nunique()} runs span {_pct_range(between)} of their median "
                      f"(between processes); within one run, IQR / median is "
                      f"{_pct_range(list(within))} ({stats.noise_label(float(within.max()))}).</li>")
-    return "<ul class=\"bench-spread\">" + "".join(parts) + "</ul>" + _verdicts(frame, fig)
+    if fig.ratio:
+        a, b = (esc(v) for v in fig.ratio)
+        parts.append(f"<li><strong>{a} / {b}</strong>: the median [min..max] of the per-run ratios (each "
+                     f"run's median of {a} over its median of {b}, in the same process), not one column "
+                     "divided by the other.</li>")
+    return "<ul class=\"bench-spread\">" + "".join(parts) + "</ul>" + _verdicts(frame, fig, rule)
 
 
 def _pct_range(values: list[float]) -> str:
@@ -118,18 +136,22 @@ def _pct_range(values: list[float]) -> str:
     return fmt.percent(lo) if fmt.percent(lo) == fmt.percent(hi) else f"{fmt.percent(lo)} to {fmt.percent(hi)}"
 
 
-def _verdicts(frame: pd.DataFrame, fig: Figure) -> str:
+def _verdicts(frame: pd.DataFrame, fig: Figure, rule: str | None = None) -> str:
+    """The paired verdict (stats.paired_verdict) on the ratio pair, per table row, with its reason."""
     if not fig.ratio:
         return ""
     items = []
     for label, rows in groups(frame, fig):
-        a, b = cell_summary(rows, fig.ratio[0]), cell_summary(rows, fig.ratio[1])
-        if a and b:
-            where = f" at {esc(label)}" if label else ""
-            items.append(f"{esc(fig.ratio[0])} vs {esc(fig.ratio[1])}{where}: "
-                         f"<strong>{stats.verdict(a, b)}</strong>")
-    return ("<p class=\"bench-verdict\">Is the difference larger than the run-to-run spread? "
-            + "; ".join(items) + ".</p>") if items else ""
+        a, b = (stats.run_medians(rows[rows["variant"] == v]) for v in fig.ratio)
+        if a.empty or b.empty:
+            continue
+        v = stats.paired_verdict(a, b)
+        where = f" at {esc(label)}" if label else ""
+        items.append(f"{esc(fig.ratio[0])} vs {esc(fig.ratio[1])}{where}: "
+                     f"<strong>{esc(v.text)}</strong> <small>({esc(v.reason)})</small>")
+    page = f"<a href=\"{esc(rule)}\">{RULE_TITLE}</a>" if rule else RULE_TITLE
+    return ("<p class=\"bench-verdict\">Is the difference a result, run by run (paired rule of "
+            f"{page})? " + "; ".join(items) + ".</p>") if items else ""
 
 
 def warm_compiles(frame: pd.DataFrame) -> str:
@@ -177,32 +199,40 @@ def meta_line(frame: pd.DataFrame) -> str:
 PROVENANCE_FIELDS = (
     ("machine", "machine"), ("platform", "platform"), ("device_kind", "device kind"),
     ("device_count", "devices"), ("platform_version", "platform version"),
-    ("cpu_model", "CPU"), ("cpu_count", "CPU cores"), ("jax_version", "jax"),
+    ("cpu_model", "CPU"), ("cpu_vendor", "CPU vendor"), ("cpu_family", "CPU family"),
+    ("cpu_model_number", "CPU model"), ("cpu_stepping", "CPU stepping"), ("cpu_isa", "CPU extensions"),
+    ("cpu_flags_sha256", "CPU flags sha256"), ("cpu_count", "CPU cores"), ("cpu_governor", "frequency governor"),
+    ("cpu_mhz", "CPU MHz at start"), ("mem_total_bytes", "memory (bytes)"), ("load_avg_1m", "load average at start"),
+    ("jax_version", "jax"),
     ("jaxlib_version", "jaxlib"), ("numpy_version", "numpy"), ("python_version", "Python"),
     ("jax_enable_x64", "x64"), ("jax_default_matmul_precision", "default matmul precision"),
-    ("xla_flags", "XLA_FLAGS"), ("dtype", "dtype"), ("shape", "shapes"), ("boundary", "boundary"),
-    ("timestamp_utc", "measured (UTC)"), ("git_commit", "git commit"), ("git_dirty", "uncommitted changes"),
-    ("script_path", "script"), ("script_sha256", "script sha256"),
+    ("xla_flags", "XLA_FLAGS"), ("jax_env", "JAX_/XLA_ variables"),
+    ("compilation_cache", "persistent compilation cache"), ("dtype", "dtype"), ("shape", "shapes"),
+    ("boundary", "boundary"),
+    ("timestamp_utc", "measured (UTC)"), ("session_id", "session"), ("order_seed", "order seeds"),
+    ("git_commit", "git commit"), ("git_dirty", "uncommitted changes"),
+    ("script_path", "script"), ("script_sha256", "script sha256"), ("harness_sha256", "harness sha256"),
 )
 
 
-def provenance(frame: pd.DataFrame, current_sha: str, csv_url: str) -> str:
+def provenance(frame: pd.DataFrame, current_sha: CodeHash, csv_url: str) -> str:
     rows = [f"<tr><th>{label}</th><td>{_distinct(frame, col)}</td></tr>" for col, label in PROVENANCE_FIELDS]
     rows.append(f"<tr><th>runs × samples</th><td>{frame['run'].nunique()} runs, "
                 f"{len(frame)} samples in all</td></tr>")
-    state = "current" if set(frame["script_sha256"]) == {current_sha} else "STALE: the script has changed since"
-    rows.append(f"<tr><th>script today</th><td>{state}</td></tr>")
+    reason = stale_reason(frame, current_sha)
+    rows.append(f"<tr><th>code today</th><td>{f'STALE: {esc(reason)}' if reason else 'current'}</td></tr>")
     rows.append(f"<tr><th>data</th><td><a href=\"{esc(csv_url)}\" download>every sample (CSV)</a></td></tr>")
     return ("<details class=\"bench-provenance\"><summary>Provenance</summary>\n<table>\n"
             + "\n".join(rows) + "\n</table>\n</details>")
 
 
-def is_stale(frame: pd.DataFrame, current_sha: str) -> bool:
-    return set(frame["script_sha256"]) != {current_sha}
+def is_stale(frame: pd.DataFrame, current_sha: CodeHash) -> bool:
+    return bool(stale_reason(frame, current_sha))
 
 
-def stale_banner(fig: Figure) -> str:
-    return (f"<p class=\"bench-stale\"><strong>Stale:</strong> {esc(fig.script_rel)} has changed since "
+def stale_banner(fig: Figure, reason: str = "") -> str:
+    what = f"{esc(fig.script_rel)} or the harness" if not reason else esc(reason.replace(" changed since", ""))
+    return (f"<p class=\"bench-stale\"><strong>Stale:</strong> {what} changed after "
             "these results were recorded; rerun <code>make bench</code> to refresh them.</p>")
 
 
@@ -219,7 +249,7 @@ def panel_chart(frame: pd.DataFrame, fig: Figure) -> str:
                               f"{fig.title} on {frame.iloc[0]['machine']}")
 
 
-def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str,
+def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: CodeHash, csv_url: str,
                   svg: str | None = None) -> str:
     """Everything for one machine: meta, table, spread, chart, provenance.
 
@@ -227,8 +257,9 @@ def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: s
     timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
     svg = svg if svg is not None else panel_chart(frame, fig)
     return "\n".join([
-        stale_banner(fig) if is_stale(frame, current_sha) else "",
-        meta_line(frame), table(frame, fig), metric_tables(frame, fig), spread_text(timed, fig),
+        stale_banner(fig, stale_reason(frame, current_sha)) if is_stale(frame, current_sha) else "",
+        meta_line(frame), table(frame, fig), metric_tables(frame, fig),
+        spread_text(timed, fig, rule_url(csv_url)),
         warm_compiles(frame),
         f"<figure class=\"bench-chart\">{svg}<figcaption>Every sample, coloured by run (one "
         f"process each); a short bar marks each run's median, the shaded band spans the lowest to "

@@ -3,39 +3,74 @@
 Two kinds of spread, kept apart:
 * within a process: IQR / median of one run's samples;
 * between processes: (max - min) / median of the R run medians.
-A difference is "a result" only when the two [min..max] ranges of run medians
-do not overlap.
+
+Whether a difference is "a result" (docs/verdicts.md, "How a verdict is decided"):
+* two variants measured in the same runs are PAIRED by run: :func:`paired_verdict`
+  looks at the per-run log ratios d_i = log(a_i / b_i) (a sign test plus an
+  effect floor);
+* two sessions or machines are not paired: :func:`unpaired_verdict` uses an
+  exact rank-sum test on the run medians plus an effect floor.
+:func:`simulate_error_rates` measures both rules' error rates on simulated runs;
+the page shows its table and a test keeps the rates within bounds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import math
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 NOISY_WITHIN = 0.10  # IQR/median above 10 % is noisy,
 VERY_NOISY_WITHIN = 0.25  # above 25 % very noisy (thresholds as in torch.utils.benchmark)
 
+RESULT = "a result"
+NOT_YET = "not a result yet"
+
+# --- the verdict rule's constants (justified by simulate_error_rates; see docs/verdicts.md) ---
+MIN_EFFECT = 0.03  # a difference under 3 % is never "a result", however consistent
+MAD_TO_SD = 1.4826  # MAD x this = the standard deviation, for normal data
+PAIRED_MIN_RUNS = 5  # fewer paired runs than this decide nothing
+PAIRED_ALPHA = 0.05  # one-sided level of the sign test on the per-run ratios
+PAIRED_K = 2.0  # the median log ratio must exceed PAIRED_K robust SDs of the log ratios
+UNPAIRED_MIN_RUNS = 3  # runs needed on each side
+UNPAIRED_ALPHA = 0.025  # one-sided level of the exact rank-sum (Mann-Whitney) test
+UNPAIRED_K = 1.5  # the log ratio of medians must exceed UNPAIRED_K robust SDs (the larger side's)
+
+# --- the simulation's model of run noise (docs/verdicts.md) ---
+SIM_RUN_SD = 0.02  # each run median's own log-normal noise, per variant
+SIM_DRIFT_SD = 0.03  # a per-run drift shared by every variant of that run (one process)
+SIM_RUNS = (5, 7, 9)
+SIM_SHIFTS = (0, 1, 2, 3)  # true differences, in spreads (SD of the log run medians)
+SIM_TRIALS = 4000
+SIM_SEED = 20260
+
 
 @dataclass(frozen=True)
 class Summary:
-    """One quantity across R runs: median, min and max of the per-run values."""
+    """One quantity across R runs: median, min and max of the per-run values
+    (``values`` keeps them, in run order, for the verdict rules)."""
 
     median: float
     low: float
     high: float
     runs: int
+    values: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def range_frac(self) -> float:
         return (self.high - self.low) / self.median if self.median else float("nan")
 
     def overlaps(self, other: Summary) -> bool:
+        """Whether the two [min..max] ranges meet (shown; no longer the verdict rule)."""
         return self.low <= other.high and other.low <= self.high
 
 
 def summarize(values: pd.Series) -> Summary:
-    return Summary(float(values.median()), float(values.min()), float(values.max()), int(values.size))
+    return Summary(float(values.median()), float(values.min()), float(values.max()), int(values.size),
+                   tuple(float(v) for v in values))
 
 
 def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
@@ -81,9 +116,200 @@ def diff_per_run(a: pd.DataFrame, b: pd.DataFrame, per_window: bool = False) -> 
     return lost * run_medians(a, "calls")[common] if per_window else lost
 
 
-def verdict(a: Summary, b: Summary) -> str:
-    """'a result' when the run ranges do not overlap, else 'not a result yet'."""
-    return "not a result yet" if a.overlaps(b) else "a result"
+# --- the verdict rules ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rule decided and why. ``str()`` is the short verdict."""
+
+    text: str  # "a result", "not a result yet", or a refusal such as "different hardware: not a verdict"
+    reason: str  # one sentence: the numbers the rule looked at
+    ratio: float = float("nan")  # the effect: exp(median log ratio) paired, ratio of medians unpaired
+    floor: float = float("nan")  # the effect floor as a fraction (0.03 = 3 %)
+    runs: int = 0  # paired runs, or the smaller side's runs
+
+    @property
+    def is_result(self) -> bool:
+        return self.text == RESULT
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def robust_sd(x: np.ndarray) -> np.ndarray:
+    """MAD_TO_SD x the median absolute deviation along the last axis."""
+    med = np.median(x, axis=-1, keepdims=True)
+    return MAD_TO_SD * np.median(np.abs(x - med), axis=-1)
+
+
+def _binom_tail(n: int, k: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2): k or more of n runs agree by chance."""
+    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2 ** n
+
+
+@functools.cache
+def sign_agree_needed(n: int, alpha: float = PAIRED_ALPHA) -> int | None:
+    """The fewest of n paired runs that must agree in sign (one-sided sign test at
+    ``alpha``); None when even all n would not be enough."""
+    return next((k for k in range(n + 1) if _binom_tail(n, k) <= alpha), None)
+
+
+def _paired_decide(d: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The paired rule on log ratios ``d`` (last axis: runs), vectorised for the
+    simulation: (is a result, median d, agreeing runs, floor in log units)."""
+    n = d.shape[-1]
+    med = np.median(d, axis=-1)
+    agree = np.where(med > 0, (d > 0).sum(axis=-1), (d < 0).sum(axis=-1))
+    floor = np.maximum(math.log1p(MIN_EFFECT), PAIRED_K * robust_sd(d))
+    need = sign_agree_needed(n) if n >= PAIRED_MIN_RUNS else None
+    ok = (agree >= need) & (np.abs(med) > floor) if need is not None else np.zeros(med.shape, bool)
+    return ok, med, agree, floor
+
+
+def paired_verdict(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray) -> Verdict:
+    """Variants a and b measured in the same runs: ``a`` and ``b`` are run medians
+    indexed by run (Series), or arrays already aligned run by run.
+
+    "a result" when (1) at least PAIRED_MIN_RUNS runs have both, (2) the per-run
+    log ratios d_i = log(a_i / b_i) agree in sign in enough runs for a one-sided
+    sign test at PAIRED_ALPHA, and (3) |median d| exceeds the floor
+    max(log(1 + MIN_EFFECT), PAIRED_K x robust SD of the d_i)."""
+    if isinstance(a, pd.Series) and isinstance(b, pd.Series):
+        common = a.index.intersection(b.index)
+        a, b = a[common].to_numpy(float), b[common].to_numpy(float)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    keep = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b)
+    d = np.log(a[keep] / b[keep])
+    n = d.size
+    if n < PAIRED_MIN_RUNS:
+        return Verdict(NOT_YET, f"{n} paired runs; the rule needs at least {PAIRED_MIN_RUNS}", runs=n,
+                       ratio=float(np.exp(np.median(d))) if n else float("nan"))
+    ok, med, agree, floor = (np.asarray(x).item() for x in _paired_decide(d))
+    need = sign_agree_needed(n)
+    ratio, floor_frac = math.exp(med), math.expm1(floor)
+    facts = (f"median per-run ratio {ratio:.3g}, {agree} of {n} runs in that direction "
+             f"({need} needed), floor {100 * floor_frac:.2g} %")
+    if ok:
+        return Verdict(RESULT, facts, ratio, floor_frac, n)
+    why = "too few runs agree" if agree < need else "the difference is inside the floor"
+    return Verdict(NOT_YET, f"{why}: {facts}", ratio, floor_frac, n)
+
+
+@functools.cache
+def _rank_sum_counts(n: int, m: int) -> tuple[int, ...]:
+    """How many orderings of n a-runs and m b-runs give each U (pairs with a > b)."""
+    if n == 0 or m == 0:
+        return (1,)
+    out = [0] * (n * m + 1)
+    for u, c in enumerate(_rank_sum_counts(n - 1, m)):
+        out[u + m] += c
+    for u, c in enumerate(_rank_sum_counts(n, m - 1)):
+        out[u] += c
+    return tuple(out)
+
+
+@functools.cache
+def rank_sum_needed(n: int, m: int, alpha: float = UNPAIRED_ALPHA) -> int | None:
+    """The least U (of n x m pairs, a above b) that an exact one-sided rank-sum test
+    at ``alpha`` calls significant; None when none is."""
+    counts = _rank_sum_counts(n, m)
+    total, tail, need = sum(counts), 0, None
+    for u in range(n * m, -1, -1):
+        tail += counts[u]
+        if tail / total > alpha:
+            break
+        need = u
+    return need
+
+
+def _unpaired_decide(la: np.ndarray, lb: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The unpaired rule on log run medians (last axis: runs), vectorised:
+    (is a result, log ratio of medians, U of the side above, floor in log units)."""
+    n, m = la.shape[-1], lb.shape[-1]
+    u = (la[..., :, None] > lb[..., None, :]).sum(axis=(-1, -2))
+    u_other = (la[..., :, None] < lb[..., None, :]).sum(axis=(-1, -2))
+    effect = np.median(la, axis=-1) - np.median(lb, axis=-1)
+    floor = np.maximum(math.log1p(MIN_EFFECT), UNPAIRED_K * np.maximum(robust_sd(la), robust_sd(lb)))
+    u_dir = np.where(effect > 0, u, u_other)
+    need = rank_sum_needed(n, m) if min(n, m) >= UNPAIRED_MIN_RUNS else None
+    ok = (u_dir >= need) & (np.abs(effect) > floor) if need is not None else np.zeros(effect.shape, bool)
+    return ok, effect, u_dir, floor
+
+
+def unpaired_verdict(a: Summary | np.ndarray, b: Summary | np.ndarray) -> Verdict:
+    """Two sessions or machines (runs not paired): the run medians of each side.
+
+    "a result" when (1) each side has at least UNPAIRED_MIN_RUNS runs, (2) an
+    exact one-sided rank-sum test at UNPAIRED_ALPHA puts one side's runs above
+    the other's (with few runs: all of them beyond all of the other's), and (3)
+    |log(median a / median b)| exceeds max(log(1 + MIN_EFFECT), UNPAIRED_K x the
+    larger robust SD of the two sides' log run medians)."""
+    va = np.asarray(a.values if isinstance(a, Summary) else a, float)
+    vb = np.asarray(b.values if isinstance(b, Summary) else b, float)
+    va, vb = va[(va > 0) & np.isfinite(va)], vb[(vb > 0) & np.isfinite(vb)]
+    n = min(va.size, vb.size)
+    if n < UNPAIRED_MIN_RUNS:
+        ratio = float(np.median(va) / np.median(vb)) if n else float("nan")
+        return Verdict(NOT_YET, f"{va.size} and {vb.size} runs; the rule needs at least "
+                       f"{UNPAIRED_MIN_RUNS} on each side", ratio=ratio, runs=n)
+    ok, effect, u, floor = (np.asarray(x).item() for x in _unpaired_decide(np.log(va), np.log(vb)))
+    need = rank_sum_needed(va.size, vb.size)
+    ratio, floor_frac = math.exp(effect), math.expm1(floor)
+    needed = f"{need} needed" if need is not None else "no count is enough with so few runs"
+    facts = (f"ratio of medians {ratio:.3g}, {u} of {va.size * vb.size} run pairs in that direction "
+             f"({needed}), floor {100 * floor_frac:.2g} %")
+    if ok:
+        return Verdict(RESULT, facts, ratio, floor_frac, n)
+    why = "the runs overlap too much" if need is None or u < need else "the difference is inside the floor"
+    return Verdict(NOT_YET, f"{why}: {facts}", ratio, floor_frac, n)
+
+
+def verdict(a: pd.Series, b: pd.Series) -> str:
+    """The paired rule's short verdict for two variants' run medians (indexed by run)."""
+    return paired_verdict(a, b).text
+
+
+# --- the simulation ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rate:
+    rule: str  # "paired" (two variants, same runs) or "unpaired" (two sessions)
+    runs: int  # R
+    shift: float  # true difference in spreads (0: none)
+    rate: float  # fraction of trials the rule called "a result"
+
+    @property
+    def error(self) -> float:
+        """False-positive rate when shift == 0, else the false-negative rate."""
+        return self.rate if self.shift == 0 else 1.0 - self.rate
+
+
+def sim_spread(run_sd: float = SIM_RUN_SD, drift_sd: float = SIM_DRIFT_SD) -> float:
+    """The simulation's unit of difference: the SD of one variant's log run medians."""
+    return math.hypot(run_sd, drift_sd)
+
+
+def simulate_error_rates(runs=SIM_RUNS, shifts=SIM_SHIFTS, trials: int = SIM_TRIALS, seed: int = SIM_SEED,
+                         run_sd: float = SIM_RUN_SD, drift_sd: float = SIM_DRIFT_SD) -> list[Rate]:
+    """How often each rule says "a result" on simulated run medians (seeded).
+
+    A run's log median is drift_i + e_i (+ the shift for variant a): drift_i ~ N(0,
+    drift_sd) is shared by both variants of run i (one process: a busy neighbour, a
+    clock state), e_i ~ N(0, run_sd) is each variant's own. The paired rule sees
+    both variants of the same R runs; the unpaired rule sees two sessions of R runs
+    each, whose drifts are independent. Shifts are in spreads (:func:`sim_spread`)."""
+    rng = np.random.default_rng(seed)
+    spread = sim_spread(run_sd, drift_sd)
+    out = []
+    for r in runs:
+        for shift in shifts:
+            drift = rng.normal(0.0, drift_sd, (trials, r))
+            la = drift + rng.normal(0.0, run_sd, (trials, r)) + shift * spread
+            lb = drift + rng.normal(0.0, run_sd, (trials, r))
+            out.append(Rate("paired", r, shift, float(_paired_decide(la - lb)[0].mean())))
+            other = rng.normal(0.0, drift_sd, (trials, r)) + rng.normal(0.0, run_sd, (trials, r))
+            out.append(Rate("unpaired", r, shift, float(_unpaired_decide(la, other)[0].mean())))
+    return out
 
 
 def noise_label(within: float) -> str:

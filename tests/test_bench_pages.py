@@ -22,7 +22,7 @@ def docs(tmp_path):
 def build(tmp_path, machines, **fig_overrides):
     fig = demo_figure(tmp_path, **fig_overrides)
     for i, machine in enumerate(machines):
-        write_machine(tmp_path / "results", machine, scale=1 + i)
+        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5)
     return Catalog.build(tmp_path / "results", {fig.id: fig}, preferred=machines[0])
 
 
@@ -53,7 +53,7 @@ def test_index_lists_each_figure_on_each_machine_with_its_headline(tmp_path, doc
     assert len(rows) == 2 and "](fig-demo/cpu-a.md)" in rows[0]  # the preferred machine first
     assert "](fig-demo/index.md)" in html and "](fig-demo/cpu-b.md)" in html
     assert "](../results/cpu-b/demo.csv)" in html
-    assert "100× &#91;100..100&#93;" in html and "slow / fast at n=16 · 3 runs" in html
+    assert "100× &#91;100..100&#93;" in html and "slow / fast at n=16 · 5 runs" in html
     assert "2026-02-03" in html and "jax 0.10.2" in html
     assert "[The chapter](../chapter.md#fig-demo)" in html
     assert "Demo &#124; figure" in html  # a pipe cannot break the table
@@ -111,7 +111,7 @@ def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
 def test_a_bad_file_is_named_on_the_index_and_reported(tmp_path, docs):
     cat = build(tmp_path, ["cpu-a", "cpu-b"])
     bad = tmp_path / "results" / "cpu-b" / "demo.csv"
-    bad.write_text(bad.read_text().replace("\n1,", "\n7,", 1))  # schema version 7 on line 2
+    bad.write_text(bad.read_text().replace("\n2,", "\n7,", 1))  # schema version 7 on line 2
     cat = Catalog.build(tmp_path / "results", cat.figures, preferred="cpu-a")
     problems = []
     html = render_page(cat, "bench/index.md", docs, problems)

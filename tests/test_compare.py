@@ -1,11 +1,51 @@
-"""Comparing machines: ratio of medians, and a verdict only beyond both run-to-run spreads."""
+"""Comparing machines or sessions: ratio of medians, a verdict only by the unpaired
+rule (docs/verdicts.md), and no verdict across different hardware unless asked."""
 
 import pytest
 
-from benchfixtures import demo_figure, write_machine
-from benchsite import compare, render
+from benchsite import compare, render, stats
 from benchsite.catalog import Catalog
+from benchsite.figures import Figure
 from benchsite.load import ResultFile, load
+from harness import results
+from test_results import make_row
+
+# The version 2 provenance of one machine: what a session on it records.
+HARDWARE = {
+    "platform": "cpu", "device_kind": "cpu", "device_count": 1, "cpu_vendor": "AuthenticAMD",
+    "cpu_family": "25", "cpu_model_number": "1", "cpu_count": 2,
+}
+V2 = {
+    "harness_sha256": "h" * 64, "session_id": "s-20260203-a", "cpu_stepping": "1", "cpu_flags_sha256": "f" * 64,
+    "cpu_isa": "avx2", "cpu_governor": "performance", "cpu_mhz": "2450", "mem_total_bytes": 8 << 30,
+    "load_avg_1m": 0.1, "jax_env": "", "compilation_cache": "off", "order_seed": 1, "seq": 0, "cache_hits": 0,
+}
+
+
+def demo_figure(tmp_path, **overrides):
+    script = tmp_path / "demo.py"
+    if not script.exists():
+        script.write_text("FIGURE = {}\n")
+    fields = dict(id="fig-demo", stem="demo", script=script, title="Demo | figure", caption="A & B",
+                  chapter="chapter.md", variants=("fast", "slow"), group_by=("n",), ratio=("slow", "fast"))
+    fields.update(overrides)
+    return Figure(**fields)
+
+
+def write_machine(root, machine, scale=1.0, runs=5, sizes=(8, 16), spread=0.01, sha="x" * 64, stem="demo",
+                  fig_id="fig-demo", variants=(("fast", 1e-5), ("slow", 1e-3)), hardware=None, **provenance):
+    """``runs`` runs of every variant at every size; run r is ``1 + spread * r`` slower.
+    ``hardware`` overrides columns of HARDWARE; other keywords override provenance."""
+    extra = {**V2, **HARDWARE, **(hardware or {}), **provenance}
+    rows = [make_row(**{**extra, "run": r, "sample": s, "variant": v,
+                        "time_s": t * scale * n / 8 * (1 + spread * r), "params": f"n={n}", "machine": machine,
+                        "figure_id": fig_id, "script_sha256": sha, "git_commit": "0123456789abcdef0123",
+                        "jax_version": "0.10.2", "script_path": f"bench_scripts/{stem}.py",
+                        "timestamp_utc": extra.get("timestamp_utc", "2026-02-03T04:05:06Z")})
+            for n in sizes for r in range(runs) for s in range(4) for v, t in variants]
+    path = root / machine / f"{stem}.csv"
+    results.write_atomic(path, results.to_csv_text(rows))
+    return path
 
 
 def frame_of(path):
@@ -27,6 +67,14 @@ def test_twice_as_slow_with_tight_runs_is_a_result(tmp_path, fig):
     # the figure's own ratio (slow / fast) is the same on both machines: nothing to report
     same = cells[("n=16", "slow / fast")]
     assert same.ratio == pytest.approx(1.0) and same.verdict == "not a result yet"
+    assert "ratio of medians 2" in slow.decision.reason
+
+
+def test_three_runs_a_side_are_never_a_result(tmp_path, fig):
+    # an exact rank-sum test cannot reach its level with three runs against three
+    a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, runs=3))
+    b = frame_of(write_machine(tmp_path, "cpu-b", scale=1.0, runs=3))
+    assert {c.verdict for c in compare.cells(a, b, fig)} == {"not a result yet"}
 
 
 def test_difference_inside_the_spread_is_not_a_result(tmp_path, fig):
@@ -65,7 +113,43 @@ def test_html_and_text_show_the_same_rows(tmp_path, fig):
     for row in compare.table_rows(cells):
         assert all(value in text for value in row)
         assert all(value in html for value in row[:2])
-    assert "ratio = median on cpu-a / median on cpu-b; 4 of 6 differences exceed" in text
+    assert "ratio = median on cpu-a / median on cpu-b; 4 of 6 differences are results" in text
+    assert "median [min..max] of the per-run medians" in text and "How a verdict is decided" in text
+    linked = compare.html_table(cells, "cpu-a", "cpu-b", "../../verdicts/")
+    assert '<a href="../../verdicts/">How a verdict is decided</a>' in linked
+
+
+# --- the hardware must match unless machines are compared on purpose ------------------------
+
+def test_different_hardware_is_not_a_verdict_unless_asked(tmp_path, fig):
+    a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, hardware={"cpu_model_number": "17"}))
+    b = frame_of(write_machine(tmp_path, "cpu-b"))
+    refused = compare.cells(a, b, fig)
+    assert {c.verdict for c in refused} == {compare.DIFFERENT_HARDWARE} == {"different hardware: not a verdict"}
+    assert compare.results_count(refused, short=True) == compare.DIFFERENT_HARDWARE
+    asked = {c.verdict for c in compare.cells(a, b, fig, machines=True)}
+    assert stats.RESULT in asked
+
+
+@pytest.mark.parametrize("column", compare.HARDWARE_COLUMNS)
+def test_each_hardware_column_counts(tmp_path, fig, column):
+    changed = {"device_count": 2, "cpu_count": 8}.get(column, "other")
+    a = frame_of(write_machine(tmp_path, "cpu-a", hardware={column: changed}))
+    b = frame_of(write_machine(tmp_path, "cpu-b"))
+    assert compare.hardware_check(a, b) == compare.DIFFERENT_HARDWARE
+
+
+def test_unknown_hardware_cannot_be_told_apart(tmp_path, fig):
+    a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, hardware={"cpu_vendor": "unknown"}))
+    b = frame_of(write_machine(tmp_path, "cpu-b"))
+    assert {c.verdict for c in compare.cells(a, b, fig)} == {compare.UNKNOWN_HARDWARE}
+
+
+def test_same_hardware_two_sessions_gets_verdicts(tmp_path, fig):
+    a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, session_id="s-1"))
+    b = frame_of(write_machine(tmp_path, "cpu-b", session_id="s-2"))
+    assert compare.hardware_check(a, b) is None
+    assert stats.RESULT in {c.verdict for c in compare.cells(a, b, fig)}
 
 
 # --- make compare --------------------------------------------------------------------------
@@ -80,13 +164,27 @@ def real_machine(root, machine, **kw):
 
 
 def test_cli_prints_each_figure_with_ratio_and_verdict(tmp_path, capsys):
-    real_machine(tmp_path, "cpu-a", scale=2.0)
-    real_machine(tmp_path, "cpu-b")
+    real_machine(tmp_path, "cpu-a", scale=2.0, session_id="s-20260203-a")
+    real_machine(tmp_path, "cpu-b", session_id="s-20260204-b", timestamp_utc="2026-02-04T01:02:03Z")
     assert compare.main(["cpu-a", "cpu-b", "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert FIG_ID in out and "ratio = median on cpu-a / median on cpu-b" in out
     assert "2.00×" in out and "a result" in out
     assert "STALE" in out  # the fixture's recorded sha256 is not the script's
+    # which sessions are compared, with when they ran
+    assert "session s-20260203-a (2026-02-03T04:05:06Z)" in out
+    assert "session s-20260204-b (2026-02-04T01:02:03Z)" in out
+
+
+def test_cli_refuses_a_verdict_across_hardware_unless_told(tmp_path, capsys):
+    real_machine(tmp_path, "cpu-a", scale=2.0, hardware={"cpu_vendor": "GenuineIntel"})
+    real_machine(tmp_path, "cpu-b")
+    assert compare.main(["cpu-a", "cpu-b", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "different hardware: not a verdict" in out and "a result" not in out.replace("not a result", "")
+    assert compare.main(["cpu-a", "cpu-b", "--results", str(tmp_path), "--machines"]) == 0
+    out = capsys.readouterr().out
+    assert "different hardware" not in out and "a result" in out
 
 
 def test_cli_names_the_bad_file_and_line(tmp_path, capsys):

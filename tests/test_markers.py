@@ -8,6 +8,14 @@ from benchsite.markers import Context, MarkerError, expand
 from harness import results
 from test_results import make_row
 
+# The columns results schema version 2 added, with the values one session would record.
+V2 = {
+    "harness_sha256": "h" * 64, "session_id": "s-1", "cpu_vendor": "AuthenticAMD", "cpu_family": "25",
+    "cpu_model_number": "1", "cpu_stepping": "1", "cpu_flags_sha256": "f" * 64, "cpu_isa": "avx2",
+    "cpu_governor": "performance", "cpu_mhz": "2450", "mem_total_bytes": 8 << 30, "load_avg_1m": 0.1,
+    "jax_env": "", "compilation_cache": "off", "order_seed": 1, "seq": 0, "cache_hits": 0,
+}
+
 
 @pytest.fixture
 def catalog(tmp_path):
@@ -15,7 +23,7 @@ def catalog(tmp_path):
     script.write_text("FIGURE = {}\n")
     fig = Figure(id="fig-demo", stem="demo", script=script, title="Demo <b>", caption="A & B",
                  chapter="index.md", variants=("fast", "slow"), group_by=("n",), ratio=("slow", "fast"))
-    rows = [make_row(run=r, sample=s, variant=v, time_s=t * (1 + 0.01 * r), script_sha256="x" * 64,
+    rows = [make_row(**V2, run=r, sample=s, variant=v, time_s=t * (1 + 0.01 * r), script_sha256="x" * 64,
                      detail="<script>alert(1)</script>")
             for r in range(3) for s in range(4) for v, t in (("fast", 1e-5), ("slow", 1e-3))]
     results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(
@@ -37,7 +45,56 @@ def test_value_marker_renders_median_and_range_from_the_data(catalog):
 def test_ratio_and_verdict(catalog):
     text = expand("<!-- bench:value fig-demo stat=ratio --> / <!-- bench:value fig-demo stat=verdict -->",
                   ctx(catalog))
-    assert "100× [100..100]" in text and "a result" in text
+    assert "100× [100..100]" in text
+    # three runs: however large, the paired rule decides nothing yet, and says why
+    assert ">not a result yet</a>" in text and "3 paired runs; the rule needs at least 5" in text
+    assert 'href="../verdicts/"' in text  # the verdict links to "How a verdict is decided"
+
+
+def nine_runs(tmp_path, slow_factor):
+    """fast and slow measured in the same nine runs; each run drifts both alike."""
+    script = tmp_path / "pair.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-pair", stem="pair", script=script, title="Pair", caption="c",
+                 chapter="index.md", variants=("fast", "slow"), ratio=("slow", "fast"))
+    drift = [1.0, 1.2, 0.9, 1.1, 1.3, 0.95, 1.05, 1.25, 0.85]
+    rows = [make_row(**V2, run=r, sample=s, variant=v, time_s=t * drift[r], params="",
+                     script_sha256="x" * 64, figure_id="fig-pair")
+            for r in range(9) for s in range(3) for v, t in (("fast", 1e-3), ("slow", 1e-3 * slow_factor))]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "pair.csv", results.to_csv_text(rows))
+    return Catalog.build(tmp_path / "results", {"fig-pair": fig})
+
+
+@pytest.mark.parametrize(("factor", "said"), [(1.10, "a result"), (1.01, "not a result yet")])
+def test_verdict_is_paired_run_by_run(tmp_path, factor, said):
+    # the drift spans far more than the difference; run by run the difference is steady
+    text = expand("<!-- bench:value fig-pair stat=verdict -->", ctx(nine_runs(tmp_path, factor)))
+    assert f">{said}</a>" in text
+    assert "9 of 9 runs" in text
+
+
+def test_figure_panel_names_the_ratio_statistic_and_links_the_rule(tmp_path):
+    out = expand("<!-- bench:figure fig-pair -->", ctx(nine_runs(tmp_path, 1.10)))
+    assert "median [min..max] of the per-run ratios" in out and "not one column divided by the other" in out
+    assert "<strong>a result</strong>" in out and "paired rule of" in out
+    assert '<a href="../verdicts/">How a verdict is decided</a>' in out
+
+
+def test_verdict_rates_table_comes_from_the_simulation(catalog):
+    out = expand("<!-- bench:verdict-rates -->", ctx(catalog))
+    assert out.count("<tr>") == 1 + 2 * 3  # header, two rules x R = 5, 7, 9
+    assert "false positives" in out and "power at 3 spreads" in out and "seed" in out
+    assert "one spread = 3.6 %" in expand("<!-- bench:verdict-rates -->", ctx(catalog))
+    assert "one spread = 36 %" in expand("<!-- bench:verdict-rates scale=10 -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="unknown options"):
+        expand("<!-- bench:verdict-rates noise=2 -->", ctx(catalog))
+
+
+def test_verdict_rule_constants_come_from_the_code(catalog):
+    assert ">3.0 %</span>" in expand("<!-- bench:verdict-rule min-effect -->", ctx(catalog))
+    assert "8 of 9" in expand("<!-- bench:verdict-rule paired-agree -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="needs one of"):
+        expand("<!-- bench:verdict-rule nonsense -->", ctx(catalog))
 
 
 def test_figure_marker_escapes_text_and_embeds_the_script_section(catalog):
@@ -97,7 +154,7 @@ def loop_catalog(tmp_path):
     fig = Figure(id="fig-loops", stem="loops", script=script, title="Loops", caption="c",
                  chapter="index.md", variants=("slow", "fast"), ratio=("slow", "fast"))
     said = "CACHE MISS <at> line 3\n\n  different & new"
-    rows = [make_row(run=r, sample=s, variant=v, boundary="loop", calls=4, time_s=t, compiles=c,
+    rows = [make_row(**V2, run=r, sample=s, variant=v, boundary="loop", calls=4, time_s=t, compiles=c,
                      detail=d, params="", script_sha256="x" * 64, figure_id="fig-loops")
             for r in range(3) for s in range(2)
             for v, t, c, d in (("slow", 3e-3 + r * 1e-3, 1 + (r == 2) * (s == 1), said if s == 0 else "other"),

@@ -6,8 +6,7 @@ import re
 import pytest
 
 from benchsite.load import ResultFile, load
-from harness import results
-from harness import provenance
+from harness import provenance, results
 from harness.schema import COLUMNS, SCHEMA_VERSION, format_params, parse_params
 
 

@@ -1,0 +1,166 @@
+"""The verdict rules (benchsite/stats.py, docs/verdicts.md): simulated error rates
+within bounds, and the cases that made the old overlap rule flip."""
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchsite import stats
+
+
+@pytest.fixture(scope="module")
+def rates():
+    started = time.perf_counter()
+    found = stats.simulate_error_rates()
+    elapsed = time.perf_counter() - started
+    return {(r.rule, r.runs, r.shift): r for r in found}, elapsed
+
+
+def test_the_simulation_is_fast_and_seeded(rates):
+    got, elapsed = rates
+    assert elapsed < 1.0
+    again = {(r.rule, r.runs, r.shift): r.rate for r in stats.simulate_error_rates()}
+    assert again == {k: r.rate for k, r in got.items()}
+    assert set(got) == {(rule, r, s) for rule in ("paired", "unpaired") for r in stats.SIM_RUNS
+                        for s in stats.SIM_SHIFTS}
+
+
+@pytest.mark.parametrize("rule", ["paired", "unpaired"])
+@pytest.mark.parametrize("runs", stats.SIM_RUNS)
+def test_false_positives_are_rare(rates, rule, runs):
+    # measured: paired at most about 0.5 %, unpaired at most about 1.8 %
+    assert rates[0][(rule, runs, 0)].rate <= 0.025
+
+
+@pytest.mark.parametrize("rule", ["paired", "unpaired"])
+def test_three_spreads_are_found_with_nine_runs(rates, rule):
+    # measured: paired about 99 %, unpaired about 95 %
+    assert rates[0][(rule, 9, 3)].rate >= 0.85
+    assert rates[0][(rule, 9, 3)].error <= 0.15
+
+
+@pytest.mark.parametrize("rule", ["paired", "unpaired"])
+def test_power_grows_with_the_shift(rates, rule):
+    for runs in stats.SIM_RUNS:
+        power = [rates[0][(rule, runs, s)].rate for s in stats.SIM_SHIFTS]
+        assert power == sorted(power), (runs, power)
+    assert rates[0][(rule, 9, 2)].rate >= 0.5
+
+
+def test_pairing_finds_more_than_the_unpaired_rule_at_the_same_runs(rates):
+    got = rates[0]
+    assert all(got[("paired", r, 2)].rate > got[("unpaired", r, 2)].rate for r in stats.SIM_RUNS)
+
+
+def test_with_ten_times_the_noise_false_positives_stay_rare():
+    # the fixed minimum no longer helps: only the spread terms and the tests protect
+    big = stats.simulate_error_rates(shifts=(0,), run_sd=10 * stats.SIM_RUN_SD, drift_sd=10 * stats.SIM_DRIFT_SD)
+    assert max(r.rate for r in big) <= 0.035
+
+
+def test_a_broken_rule_would_fail_the_bounds(monkeypatch):
+    """Without the floor's spread term and with a lax sign test, the same simulation
+    exceeds the false-positive bound: the bounds can catch a regression."""
+    monkeypatch.setattr(stats, "PAIRED_K", 0.0)
+    monkeypatch.setattr(stats, "MIN_EFFECT", 0.0)
+    monkeypatch.setattr(stats, "PAIRED_ALPHA", 0.2)
+    stats.sign_agree_needed.cache_clear()
+    try:
+        lax = stats.simulate_error_rates(shifts=(0,), runs=(5, 9))
+    finally:
+        stats.sign_agree_needed.cache_clear()
+    assert max(r.rate for r in lax if r.rule == "paired") > 0.025
+
+
+# --- the paired rule on hand-made runs -----------------------------------------------------
+
+def series(values):
+    return pd.Series(values, index=range(len(values)), dtype=float)
+
+
+def test_a_consistent_large_difference_is_a_result_with_its_reason():
+    b = series([1.00, 1.02, 0.99, 1.01, 1.00, 1.03, 0.98, 1.00, 1.01])
+    v = stats.paired_verdict(b * 1.2, b)
+    assert v.is_result and str(v) == "a result"
+    assert v.ratio == pytest.approx(1.2) and v.runs == 9
+    assert "9 of 9 runs" in v.reason and "8 needed" in v.reason
+
+
+def test_a_consistent_one_percent_difference_is_below_the_floor():
+    b = series([1.00, 1.05, 0.97, 1.02, 1.00, 1.04, 0.99, 1.01, 1.03])
+    v = stats.paired_verdict(b * 1.01, b)
+    assert v.text == "not a result yet"
+    assert "inside the floor" in v.reason and v.floor == pytest.approx(stats.MIN_EFFECT)
+
+
+def test_mixed_signs_are_not_a_result():
+    b = series([1.0] * 9)
+    a = series([1.3, 0.8, 1.3, 0.8, 1.3, 0.8, 1.3, 0.8, 1.3])
+    v = stats.paired_verdict(a, b)
+    assert not v.is_result and "too few runs agree" in v.reason
+
+
+def test_few_runs_decide_nothing_however_large():
+    for runs in range(2, stats.PAIRED_MIN_RUNS):
+        b = series([1.0 + 0.01 * i for i in range(runs)])
+        v = stats.paired_verdict(b * 3, b)
+        assert v.text == "not a result yet" and f"at least {stats.PAIRED_MIN_RUNS}" in v.reason
+
+
+def test_only_runs_both_variants_have_are_paired():
+    a = pd.Series([2.0] * 5 + [9.9], index=[0, 1, 2, 3, 4, 7])
+    b = pd.Series([1.0, 1.01, 0.99, 1.02, 1.0, 5.0], index=[0, 1, 2, 3, 4, 5])
+    assert stats.paired_verdict(a, b).runs == 5
+
+
+def test_pairing_helps_when_the_runs_share_a_drift():
+    """Each run's drift (here up to a third) moves both variants; a steady 10 % between
+    them is clear run by run, and lost when the runs are treated as two unpaired sets."""
+    rng = np.random.default_rng(7)
+    drift = np.exp(rng.normal(0, 0.15, 9))
+    b = series(drift * np.exp(rng.normal(0, 0.005, 9)))
+    a = series(1.10 * drift * np.exp(rng.normal(0, 0.005, 9)))
+    assert stats.paired_verdict(a, b).is_result
+    assert not stats.unpaired_verdict(a.to_numpy(), b.to_numpy()).is_result
+
+
+def test_the_sign_test_thresholds():
+    assert stats.sign_agree_needed(4) is None  # four of four happens by chance one time in sixteen
+    assert [stats.sign_agree_needed(n) for n in (5, 7, 9)] == [5, 7, 8]
+
+
+# --- the unpaired rule ---------------------------------------------------------------------
+
+def summary(values):
+    return stats.summarize(series(values))
+
+
+def test_unpaired_all_runs_beyond_and_beyond_the_floor_is_a_result():
+    a = summary([2.0, 2.05, 1.98, 2.02, 2.01])
+    b = summary([1.0, 1.02, 0.99, 1.01, 1.0])
+    v = stats.unpaired_verdict(a, b)
+    assert v.is_result and v.ratio == pytest.approx(2.0 / 1.0, rel=0.02)
+
+
+def test_unpaired_needs_runs_on_both_sides_and_separation():
+    assert not stats.unpaired_verdict(summary([2.0, 2.1]), summary([1.0, 1.1, 1.2, 1.0])).is_result
+    assert stats.rank_sum_needed(3, 3) is None  # complete separation of 3 and 3 happens one time in twenty
+    overlapping = stats.unpaired_verdict(summary([1.0, 1.3, 1.6, 1.9, 2.2]), summary([0.9, 1.2, 1.5, 1.8, 2.1]))
+    assert overlapping.text == "not a result yet" and "overlap" in overlapping.reason
+
+
+def test_unpaired_floor_follows_the_wider_side():
+    steady = [1.00, 1.001, 0.999, 1.0005, 0.9995, 1.0]
+    noisy = [1.10, 1.40, 1.12, 1.35, 1.15, 1.30]  # all above, but by less than its own scatter allows
+    v = stats.unpaired_verdict(summary(noisy), summary(steady))
+    assert not v.is_result and v.floor > math.expm1(math.log1p(stats.MIN_EFFECT))
+    assert stats.unpaired_verdict(summary([2 * x for x in steady]), summary(steady)).is_result
+
+
+def test_identical_runs_are_not_a_result():
+    same = summary([1.0, 1.0, 1.0, 1.0, 1.0])
+    assert stats.unpaired_verdict(same, same).text == "not a result yet"
+    assert stats.paired_verdict(series([1.0] * 5), series([1.0] * 5)).text == "not a result yet"
