@@ -5,7 +5,8 @@ the mean seconds per call. ``block-at-end`` (boundary ``loop``) lets the host
 enqueue the next call while the current one runs: loop throughput.
 ``block-every-call`` (boundary ``completed``, averaged over the calls) waits
 for each result before the next call: the latency of a caller that needs every
-answer before it can go on.
+answer before it can go on. Both are sampled in shuffled rounds, every size in
+one run, so a slow stretch of the machine lands on all of them.
 """
 
 FIGURE = {
@@ -23,25 +24,13 @@ FIGURE = {
 }
 
 # --8<-- [start:measure]
-import time
-from collections.abc import Callable
-
 import jax
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main, time_loop, timed
-from harness.timing import choose_count
+from harness import Recorder, check_close, figure_main
 
 CALLS = 50
 matmul = jax.jit(lambda x: x @ x)
-
-
-def block_every_call(fn: Callable, args: tuple, calls: int) -> float:
-    """Mean seconds per call when each result is waited on before the next call."""
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        jax.block_until_ready(fn(*args))
-    return (time.perf_counter() - t0) / calls
 
 
 def sizes(rec: Recorder) -> list[int]:
@@ -50,31 +39,20 @@ def sizes(rec: Recorder) -> list[int]:
     return [64, 512] + ([4096] if rec.config.accelerator else [])
 
 
-def sample_both(rec: Recorder, x: jax.Array) -> tuple[list[Sample], list[Sample]]:
-    """Both placements, interleaved sample by sample so that a slow stretch
-    of a shared machine lands on both instead of on one."""
-    block_every_call(matmul, (x,), CALLS)  # warm-up: fifty calls, not recorded
-    one = block_every_call(matmul, (x,), CALLS) * CALLS  # sizes the sample count
-    count = choose_count(one, rec.config.budget_s, rec.config.min_samples)  # budget per variant
-    at_end, every = [], []
-    for _ in range(count):
-        at_end.append(timed(time_loop, matmul, (x,), CALLS, calls=CALLS))
-        every.append(timed(block_every_call, matmul, (x,), CALLS, calls=CALLS))
-    return at_end, every
-
-
 def measure(rec: Recorder) -> None:
     rng = np.random.default_rng(0)
-    for n in sizes(rec):
-        host = rng.standard_normal((n, n), dtype=np.float32)
-        x = jax.block_until_ready(jax.device_put(host))
-        err = check_close(matmul(x), host.astype(np.float64) @ host,
-                          rtol=1e-3, atol=1e-3 * n, what=f"x @ x at n={n}")
-        at_end, every = sample_both(rec, x)
-        common = {"dtype": "float32", "shape": f"{n}x{n}", "params": {"n": n, "calls": CALLS},
-                  "max_rel_error": err}
-        rec.add("block-at-end", "loop", at_end, **common)
-        rec.add("block-every-call", "completed", every, **common)
+    with rec.interleaved() as cells:
+        for n in sizes(rec):
+            host = rng.standard_normal((n, n), dtype=np.float32)
+            x = jax.block_until_ready(jax.device_put(host))
+            err = check_close(matmul(x), host.astype(np.float64) @ host,
+                              rtol=1e-3, atol=1e-3 * n, what=f"x @ x at n={n}")
+            common = {"dtype": "float32", "shape": f"{n}x{n}", "params": {"n": n, "calls": CALLS},
+                      "max_rel_error": err}
+            # CALLS back-to-back calls, one block after the last, seconds per call.
+            cells.collect("block-at-end", "loop", matmul, (x,), loop_calls=CALLS, **common)
+            # CALLS calls, each waited on before the next: the mean of CALLS completed intervals.
+            cells.collect("block-every-call", "completed", matmul, (x,), calls=CALLS, **common)
 # --8<-- [end:measure]
 
 

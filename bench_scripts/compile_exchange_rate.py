@@ -3,8 +3,11 @@
 A 6-layer tanh MLP (512 wide, batch 256). Each ``first-call`` sample jits a
 fresh function object and times trace / lower / compile / first execute with
 the ahead-of-time API; ``first-call`` itself is the sum of the four stages.
-``steady`` is a warm step in a back-to-back loop. The figure's ratio,
-first call / steady step per run, is the exchange rate.
+``steady`` is a warm step in a back-to-back loop. First calls and steady
+samples are interleaved in shuffled rounds. The figure's ratio, first call /
+steady step per run, is the exchange rate. Workers run with the persistent
+compilation cache off; a first call served from it (a cache hit in its window)
+stops the script instead of being recorded as a compile.
 """
 
 FIGURE = {
@@ -54,18 +57,19 @@ def shapes(rec: Recorder) -> list[tuple[int, int]]:
     return [(512, 256)] + ([(4096, 1024)] if rec.config.accelerator else [])
 
 
-def first_calls(args: tuple, count: int) -> dict[str, list[Sample]]:
-    """``count`` first calls, each of a freshly made and jitted function."""
-    stages: dict[str, list[Sample]] = {}
-    for _ in range(count):
-        with compiles.count() as seen:
-            split = time_first_call(jax.jit(make_mlp()), args)
-        split["first-call"] = sum(split.values())
-        for stage, t in split.items():
-            # The backend compile belongs to the compile stage (and the total).
-            n = seen.n if stage in ("compile", "first-call") else 0
-            stages.setdefault(stage, []).append(Sample(t, 1, n))
-    return stages
+def first_call(args: tuple) -> list[tuple[Sample, dict]]:
+    """One first call of a freshly made and jitted function: a row per stage and the total."""
+    with compiles.count() as seen:
+        split = time_first_call(jax.jit(make_mlp()), args)
+    split["first-call"] = sum(split.values())
+    rows = []
+    for stage, t in split.items():
+        # The backend compile (and any cache hit) belongs to the compile stage and the total.
+        mine = stage in ("compile", "first-call")
+        rows.append((Sample(t, 1, seen.n if mine else 0, seen.cache_hits if mine else 0),
+                     {"variant": stage}))
+    compiles.refuse_cache_hits([s for s, _ in rows], "compile_exchange_rate first call")
+    return rows
 
 
 def measure(rec: Recorder) -> None:
@@ -80,12 +84,12 @@ def measure(rec: Recorder) -> None:
         err = check_close(step(*args), ref, rtol=1e-3, atol=1e-3, what=f"MLP width={width}")
         common = {"dtype": "float32", "shape": f"{batch}x{width}", "max_rel_error": err,
                   "params": {"width": width, "batch": batch, "layers": LAYERS}}
-        # The process's first compile also pays one-time backend set-up that a
-        # recompile in the middle of a run does not: done once, not recorded.
-        first_calls(args, 1)
-        for stage, samples in first_calls(args, 2 if rec.config.smoke else 8).items():
-            rec.add(stage, "first-call", samples, **common)
-        rec.collect("steady", "loop", step, args, loop_calls=10, **common)
+        with rec.interleaved() as cells:  # first calls and steady samples in shuffled rounds
+            # The process's first compile also pays one-time backend set-up that a
+            # recompile in the middle of a run does not: its warm-up, not recorded.
+            cells.sample("first-call", "first-call", lambda args=args: first_call(args),
+                         2 if rec.config.smoke else 8, warmup=lambda args=args: first_call(args), **common)
+            cells.collect("steady", "loop", step, args, loop_calls=10, **common)
 # --8<-- [end:measure]
 
 

@@ -31,22 +31,23 @@ CLOCK_WARMUP = 20  # the first reads of a fresh process touch cold code paths
 tiny = jax.jit(lambda x: x + 1)  # one scalar add: the call's own cost, next to no work
 
 
-def clock_pairs() -> list[Sample]:
+def clock_warmup() -> None:
     for _ in range(CLOCK_WARMUP):
         time_clock_pair()
-    return [Sample(time_clock_pair()) for _ in range(MAX_SAMPLES)]
 
 
 def measure(rec: Recorder) -> None:
-    rec.add("clock-pair", "clock", clock_pairs(), dtype="none", shape="")
     host = np.float32(1.5)
     x = jax.device_put(host)  # placed and ready before any clock starts
     x.block_until_ready()
     err = check_close(tiny(x), np.float64(host) + 1, rtol=0, atol=0, what="x + 1")
     common = dict(dtype="float32", shape="scalar", max_rel_error=err)
-    rec.collect("dispatch", "dispatch", tiny, (x,), **common)
-    rec.collect("completed", "completed", tiny, (x,), **common)
-    rec.collect("loop", "loop", tiny, (x,), **common)
+    with rec.interleaved() as cells:  # the four floors sampled in shuffled rounds
+        cells.sample("clock-pair", "clock", lambda: Sample(time_clock_pair()), MAX_SAMPLES,
+                     warmup=clock_warmup, dtype="none", shape="")
+        cells.collect("dispatch", "dispatch", tiny, (x,), **common)
+        cells.collect("completed", "completed", tiny, (x,), **common)
+        cells.collect("loop", "loop", tiny, (x,), **common)
 # --8<-- [end:measure]
 
 

@@ -159,7 +159,7 @@ def pytest_benchmark_method(fn, x, share_s: float, rec: Recorder) -> list[Sample
 
 
 def pyperf_method(op: str, n: int, share_s: float, estimate_s: float, rec: Recorder) -> list[Sample]:
-    # Bounded: 2 worker processes x 3 values, 1 warm-up value; --loops is given (sized from one
+    # Bounded: 1 worker process x 3 values, 1 warm-up value; --loops is given (sized from one
     # timed call) so pyperf skips its calibration process. Its workers see only the
     # environment listed in --inherit-environ: pass JAX/XLA settings on explicitly.
     source, _ = OPS[op]
@@ -169,7 +169,7 @@ def pyperf_method(op: str, n: int, share_s: float, estimate_s: float, rec: Recor
     env_names = sorted({k for k in os.environ if k.startswith(JAX_ENV_PREFIXES)} | {"PYTHONPATH"})
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "pyperf.json")
-        subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--quiet", "-p", "2", "-n", "3",
+        subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--quiet", "-p", "1", "-n", "3",
                         "-w", "1", "--loops", str(loops), "--inherit-environ", ",".join(env_names),
                         "-o", out, "-s", setup, "f(x).block_until_ready()"],
                        check=True, capture_output=True, text=True, timeout=120)

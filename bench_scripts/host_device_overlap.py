@@ -121,8 +121,9 @@ def measure(rec: Recorder) -> None:
     variants: dict[str, Callable[[], object]] = {
         "host-only": loop.step_host_only, "device-only": loop.step_device_only,
         "blocked-each-step": loop.step_blocked, "overlapped": loop.step_overlapped}
-    for name, step in variants.items():
-        rec.collect(name, "loop", step, (), loop_calls=steps, **common)
+    with rec.interleaved() as cells:  # the four loops sampled in shuffled rounds
+        for name, step in variants.items():
+            cells.collect(name, "loop", step, (), loop_calls=steps, **common)
 # --8<-- [end:measure]
 
 

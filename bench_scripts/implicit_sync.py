@@ -79,10 +79,11 @@ def measure(rec: Recorder) -> None:
     common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n},
                   max_rel_error=check_close(mean_of_square(x), reference, rtol=1e-3,
                                             atol=1e-3, what=f"mean(x @ x) at n={n}"))
-    rec.collect("dispatch", "dispatch", mean_of_square, (x,), maximum=30, **common)
-    rec.collect("completed", "completed", mean_of_square, (x,), **common)
-    for name, convert in IMPLICIT.items():
-        rec.collect(name, "dispatch", convert, (x,), maximum=30, **common)
+    with rec.interleaved() as cells:  # all seven sampled in shuffled rounds
+        cells.collect("dispatch", "dispatch", mean_of_square, (x,), maximum=30, **common)
+        cells.collect("completed", "completed", mean_of_square, (x,), **common)
+        for name, convert in IMPLICIT.items():
+            cells.collect(name, "dispatch", convert, (x,), maximum=30, **common)
 # --8<-- [end:measure]
 
 

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from harness import Recorder, check_close, figure_main
+from harness.figure import Interleaved
 
 PRECISIONS = {"default": None, "high": "high", "highest": "highest"}
 
@@ -57,7 +58,7 @@ def sizes(rec: Recorder) -> list[int]:
     return [256, 1024] + ([4096] if rec.config.accelerator else [])
 
 
-def measure_size(rec: Recorder, n: int, rng: np.random.Generator) -> None:
+def measure_size(cells: Interleaved, n: int, rng: np.random.Generator) -> None:
     host_a, host_b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     a, b = jax.device_put(host_a).block_until_ready(), jax.device_put(host_b).block_until_ready()
     want = host_a.astype(np.float64) @ host_b.astype(np.float64)
@@ -66,15 +67,16 @@ def measure_size(rec: Recorder, n: int, rng: np.random.Generator) -> None:
     for name, fn in fns.items():
         # Loose enough for one bfloat16 pass: the gate is the error recorded, not this check.
         err = check_close(fn(a, b), want, rtol=0.0, atol=3e-2 * scale, what=f"{name} matmul n={n}")
-        rec.collect(name, "completed", fn, (a, b), dtype="float32", shape=f"{n}x{n}",
-                    params={"n": n}, max_rel_error=err, flops=float(2 * n**3),
-                    detail=precision_in_program(fn, a, b))
+        cells.collect(name, "completed", fn, (a, b), dtype="float32", shape=f"{n}x{n}",
+                      params={"n": n}, max_rel_error=err, flops=float(2 * n**3),
+                      detail=precision_in_program(fn, a, b))
 
 
 def measure(rec: Recorder) -> None:
     rng = np.random.default_rng(0)
-    for n in sizes(rec):
-        measure_size(rec, n, rng)
+    with rec.interleaved() as cells:  # every (precision, size) sampled in shuffled rounds
+        for n in sizes(rec):
+            measure_size(cells, n, rng)
 # --8<-- [end:measure]
 
 

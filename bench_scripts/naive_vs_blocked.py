@@ -63,9 +63,10 @@ def measure(rec: Recorder) -> None:
     # naive: t0 = perf_counter(); c = matmul(a, b); t1 = perf_counter().
     # The harness waits for c after t1, so every sample starts with an idle
     # device; that wait, a full matmul per sample, is why naive samples are capped.
-    rec.collect("naive", "dispatch", matmul, (a, b), maximum=10, **common)
-    # blocked: the same call, with jax.block_until_ready(c) before t1.
-    rec.collect("blocked", "completed", matmul, (a, b), **common)
+    with rec.interleaved() as cells:  # the two sampled in shuffled rounds, not one after the other
+        cells.collect("naive", "dispatch", matmul, (a, b), maximum=10, **common)
+        # blocked: the same call, with c.block_until_ready() before t1.
+        cells.collect("blocked", "completed", matmul, (a, b), **common)
 # --8<-- [end:measure]
 
 

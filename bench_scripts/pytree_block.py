@@ -81,11 +81,12 @@ def measure(rec: Recorder) -> None:
     host = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     rows = np.random.default_rng(1).choice(n, size=min(n, 16), replace=False)
     x = jax.device_put(host).block_until_ready()
-    for program, step in PROGRAMS.items():
-        common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n, "program": program},
-                      max_rel_error=check(step, host, rows))
-        rec.collect("one-leaf", "dispatch", one_leaf(step), (x,), maximum=30, **common)
-        rec.collect("whole-tree", "completed", step, (x,), **common)
+    with rec.interleaved() as cells:  # every (program, boundary) sampled in shuffled rounds
+        for program, step in PROGRAMS.items():
+            common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n, "program": program},
+                          max_rel_error=check(step, host, rows))
+            cells.collect("one-leaf", "dispatch", one_leaf(step), (x,), maximum=30, **common)
+            cells.collect("whole-tree", "completed", step, (x,), **common)
 # --8<-- [end:measure]
 
 

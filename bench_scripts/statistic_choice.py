@@ -1,7 +1,9 @@
 """fig-statistic-choice: one workload, three honest numbers.
 
-The same jitted matmul is sampled two ways in one process: ``isolated``
-(boundary ``completed``: one call, output ready, then the next sample) and
+The same jitted matmul is sampled two ways in one process, interleaved in
+shuffled rounds: ``isolated`` (boundary ``completed``: one call per sample,
+waited on before the next; this figure is about the statistics of single
+calls, so it does not average several fast calls into one sample) and
 ``loop`` (boundary ``loop``: ``CALLS`` back-to-back calls, one block at the
 end, seconds per call). The page reports the minimum and the median of the
 isolated calls and the mean of the loop; every sample is kept, so each
@@ -27,8 +29,7 @@ FIGURE = {
 import jax
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main, time_completed, time_loop, timed
-from harness.timing import choose_count
+from harness import Recorder, check_close, figure_main
 
 CALLS = 50
 matmul = jax.jit(lambda x: x @ x)
@@ -41,32 +42,20 @@ def sizes(rec: Recorder) -> list[int]:
     return [64, 512] + ([4096] if rec.config.accelerator else [])
 
 
-def sample_both(rec: Recorder, x: jax.Array) -> tuple[list[Sample], list[Sample]]:
-    """Isolated calls and loop samples, interleaved in rounds so that a slow
-    stretch of a shared machine lands on both instead of on one."""
-    for _ in range(3):
-        jax.block_until_ready(matmul(x))  # warm-up, not recorded
-    budget, least = rec.config.budget_s, rec.config.min_samples
-    rounds = choose_count(time_loop(matmul, (x,), CALLS) * CALLS, budget, least)
-    per_round = max(1, choose_count(time_completed(matmul, (x,)), budget, least) // rounds)
-    isolated, loop = [], []
-    for _ in range(rounds):
-        isolated += [timed(time_completed, matmul, (x,)) for _ in range(per_round)]
-        loop.append(timed(time_loop, matmul, (x,), CALLS, calls=CALLS))
-    return isolated, loop
-
-
 def measure(rec: Recorder) -> None:
     rng = np.random.default_rng(0)
-    for n in sizes(rec):
-        host = rng.standard_normal((n, n), dtype=np.float32)
-        x = jax.block_until_ready(jax.device_put(host))
-        err = check_close(matmul(x), host.astype(np.float64) @ host,
-                          rtol=1e-3, atol=1e-3 * n, what=f"x @ x at n={n}")
-        isolated, loop = sample_both(rec, x)
-        common = {"dtype": "float32", "shape": f"{n}x{n}", "params": {"n": n}, "max_rel_error": err}
-        rec.add("isolated", "completed", isolated, **common)
-        rec.add("loop", "loop", loop, **common)
+    # Isolated calls and loop samples of every size, interleaved in shuffled
+    # rounds so that a slow stretch of a shared machine lands on all of them.
+    with rec.interleaved() as cells:
+        for n in sizes(rec):
+            host = rng.standard_normal((n, n), dtype=np.float32)
+            x = jax.block_until_ready(jax.device_put(host))
+            err = check_close(matmul(x), host.astype(np.float64) @ host,
+                              rtol=1e-3, atol=1e-3 * n, what=f"x @ x at n={n}")
+            common = {"dtype": "float32", "shape": f"{n}x{n}", "params": {"n": n},
+                      "max_rel_error": err}
+            cells.collect("isolated", "completed", matmul, (x,), calls=1, **common)
+            cells.collect("loop", "loop", matmul, (x,), loop_calls=CALLS, **common)
 # --8<-- [end:measure]
 
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 
 @dataclass
 class FakeClock:
     now: float = 0.0
+    reads: int = 0  # how many times the clock was read
 
     def __call__(self) -> float:
+        self.reads += 1
         return self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
 
 
-@dataclass
+@dataclass(eq=False)
 class FakeResult:
     """An output whose readiness costs ``ready_after`` seconds of the fake clock."""
 
@@ -33,19 +36,33 @@ class FakeResult:
 
 @dataclass
 class FakeFunction:
-    """Returning costs ``dispatch_s``; the result becomes ready ``work_s`` later."""
+    """Returning costs ``dispatch_s``; the result becomes ready ``work_s`` later.
+
+    ``keep=False`` holds no reference to the results, so a test can see when the
+    caller frees one: ``released`` gets the clock's read count at that moment.
+    ``log`` (a list shared by several fakes) gets ``name`` on every call.
+    """
 
     clock: FakeClock
     dispatch_s: float
     work_s: float
     calls: int = 0
     results: list = field(default_factory=list)
+    keep: bool = True
+    released: list = field(default_factory=list)
+    name: str = ""
+    log: list | None = None
 
     def __call__(self, *args: object) -> FakeResult:
         self.calls += 1
+        if self.log is not None:
+            self.log.append(self.name)
         self.clock.advance(self.dispatch_s)
         result = FakeResult(self.clock, self.work_s)
-        self.results.append(result)
+        if self.keep:
+            self.results.append(result)
+        else:
+            weakref.finalize(result, lambda: self.released.append(self.clock.reads))
         return result
 
 

@@ -30,6 +30,9 @@ FAKE_SCRIPT = textwrap.dedent('''
             sys.exit("second run breaks on purpose")
         if mode == "slow":
             time.sleep(60)
+        if mode == "cache-hit":
+            from harness import compiles
+            compiles.refuse_cache_hits([Sample(0.01, 1, 1, cache_hits=1)], "fake first call")
         if mode == "wrong-answer":
             from harness import check_close
             check_close([1.0, 2.0], [1.0, 2.5], rtol=1e-6, atol=0.0, what="fake sum")
@@ -116,6 +119,22 @@ def test_a_wrong_answer_stops_the_script_before_anything_is_written(bench_dir, r
     assert "reference check failed: fake sum: differs from the NumPy reference" in err
     assert "exited 3" in err
     assert not (results / "fake-machine").exists()
+
+
+def test_a_warm_compilation_cache_is_refused_before_anything_is_written(bench_dir, results, capsys):
+    code = run_main(bench_dir, results, "--runs", "1", "--only", "good", env={"FAKE_MODE": "cache-hit"})
+    err = capsys.readouterr().err
+    assert code == 1 and "exited 5" in err
+    assert "refused: fake first call: 1 persistent compilation cache hit(s)" in err
+    assert not (results / "fake-machine").exists()
+
+
+def test_workers_record_that_the_persistent_cache_is_off(bench_dir, results):
+    env = {"JAX_COMPILATION_CACHE_DIR": str(results.parent / "jax-cache")}
+    assert run_main(bench_dir, results, "--runs", "1", "--only", "good", env=env) == 0
+    frame = load(ResultFile("fake-machine", "good", results / "fake-machine" / "good.csv"))
+    assert set(frame["compilation_cache"]) == {"off"}
+    assert '"JAX_COMPILATION_CACHE_DIR"' in frame["jax_env"].iloc[0]
 
 
 def test_a_second_run_is_refused_while_one_holds_the_lock(bench_dir, results, capsys):

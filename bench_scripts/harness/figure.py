@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import sys
 from collections import defaultdict
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import provenance, timing
+from . import compiles, provenance, timing
 from .results import to_csv_text, write_atomic
 from .schema import format_params
 
@@ -35,6 +36,7 @@ class Config:
     run: int
     smoke: bool
     platform: str
+    seed: int = 0  # the run's order seed: variants are measured in an order drawn from it
 
     @property
     def budget_s(self) -> float:
@@ -50,13 +52,24 @@ class Config:
 
 
 class Recorder:
-    """Collects one process's samples as rows of the results schema."""
+    """Collects one process's samples as rows of the results schema.
 
-    def __init__(self, config: Config, artifacts: Path | None = None) -> None:
+    Every recorded sample gets ``seq``, its position in the run's measuring
+    order. ``order`` is a ``random.Random`` seeded with the run's order seed
+    (``config.seed``): :meth:`interleaved` draws each round's visiting order from
+    it, and :meth:`shuffled` orders blocks that cannot be interleaved.
+    """
+
+    def __init__(self, config: Config, artifacts: Path | None = None, *,
+                 clock: timing.Clock | None = None, block: timing.Block | None = None) -> None:
         self.config = config
         self.rows: list[dict[str, Any]] = []
+        self.order = random.Random(config.seed)
         self._next_sample: dict[tuple, int] = defaultdict(int)
+        self._next_seq = 0
         self._artifacts = artifacts
+        # Only tests pass these: fakes whose timing they control.
+        self._timing_kw = {k: v for k, v in (("clock", clock), ("block", block)) if v is not None}
 
     def artifact(self, name: str) -> Path:
         """Where to write a side file (a trace, a profile). The first run's
@@ -71,32 +84,132 @@ class Recorder:
     def add(self, variant: str, boundary: str, samples: Iterable[timing.Sample], *,
             dtype: str, shape: str, params: dict[str, object] | None = None,
             **extra: object) -> None:
-        """Record samples for one (variant, params); ``extra`` fills optional columns."""
+        """Record samples for one (variant, params), in the order they were taken;
+        ``extra`` fills optional columns. Each sample's ``seq`` is the next
+        position in the run's measuring order."""
         params_text = format_params(params or {})
         key = (variant, params_text)
         for s in samples:
             self.rows.append({"variant": variant, "boundary": boundary, "dtype": dtype,
                               "shape": shape, "params": params_text, "run": self.config.run,
-                              "sample": self._next_sample[key], "calls": s.calls,
-                              "compiles": s.compiles, "time_s": s.time_s, **extra})
+                              "sample": self._next_sample[key], "seq": self._next_seq,
+                              "calls": s.calls, "compiles": s.compiles,
+                              "cache_hits": s.cache_hits, "time_s": s.time_s, **extra})
             self._next_sample[key] += 1
+            self._next_seq += 1
 
     def collect(self, variant: str, boundary: str, fn: Callable, args: Sequence, *,
                 dtype: str, shape: str, params: dict[str, object] | None = None,
-                loop_calls: int = 50, maximum: int = timing.MAX_SAMPLES,
+                loop_calls: int = 50, maximum: int = timing.MAX_SAMPLES, calls: int | None = None,
                 **extra: object) -> list[timing.Sample]:
-        """Warm up, time within this run's budget, record, and return the samples.
+        """Warm up, time within this run's budget, record, and return the samples
+        of one cell. To compare variants or sizes, use :meth:`interleaved`.
 
         ``maximum`` caps the sample count (never below the run's minimum) where
         one sample's wall time far exceeds its timed interval: a dispatch-only
         time of a long computation waits for the output after the clock stops,
         so a budget of timed work alone would ask for the full cap of slow samples.
+        ``calls`` fixes the calls per ``dispatch``/``completed`` sample (default:
+        enough for a sample to span ``timing.MIN_SAMPLE_S``).
         """
         samples = timing.collect(boundary, fn, args, budget_s=self.config.budget_s,
                                  minimum=self.config.min_samples, maximum=maximum,
-                                 loop_calls=loop_calls)
+                                 loop_calls=loop_calls, calls=calls, **self._timing_kw)
         self.add(variant, boundary, samples, dtype=dtype, shape=shape, params=params, **extra)
         return samples
+
+    def interleaved(self) -> Interleaved:
+        """Cells measured together, interleaved in seeded shuffled rounds::
+
+            with rec.interleaved() as cells:
+                cells.collect("dispatch", "dispatch", f, (x,), dtype="float32", shape="8")
+                cells.collect("completed", "completed", f, (x,), dtype="float32", shape="8")
+            # measured and recorded when the block ends
+        """
+        return Interleaved(self)
+
+    def shuffled(self, items: Iterable[Any]) -> list[Any]:
+        """``items`` in an order drawn from this run's seed: for blocks that must
+        run one after another (first calls of fresh functions, say)."""
+        out = list(items)
+        self.order.shuffle(out)
+        return out
+
+
+@dataclass
+class _Planned:
+    cell: timing.Cell
+    variant: str
+    boundary: str
+    columns: dict[str, Any]
+
+
+class Interleaved:
+    """Cells added with :meth:`collect` (a function at a boundary) or
+    :meth:`sample` (a script's own sampler) are measured by :meth:`run`, or on
+    leaving the ``with`` block: every cell warmed up, each sized from the run's
+    budget, then one sample per cell per round, in an order shuffled per round
+    with the recorder's seeded ``random.Random``. Samples are recorded in the
+    order they were taken, so ``seq`` is the execution order."""
+
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+        self.planned: list[_Planned] = []
+        self.samples: list[list[timing.Sample]] | None = None
+
+    def collect(self, variant: str, boundary: str, fn: Callable, args: Sequence, *,
+                dtype: str, shape: str, params: dict[str, object] | None = None,
+                loop_calls: int = 50, maximum: int = timing.MAX_SAMPLES, calls: int | None = None,
+                minimum: int | None = None, **extra: object) -> None:
+        """As :meth:`Recorder.collect`, measured later, interleaved with the other cells."""
+        least = self.rec.config.min_samples if minimum is None else minimum
+        cell = timing.Cell(boundary, fn, args, loop_calls=loop_calls, calls=calls, minimum=least,
+                           maximum=maximum)
+        self._plan(cell, variant, boundary, dtype, shape, params, extra)
+
+    def sample(self, variant: str, boundary: str, sampler: Callable[[], Any], count: int, *,
+               dtype: str, shape: str, params: dict[str, object] | None = None,
+               warmup: Callable[[], Any] | None = None, **extra: object) -> None:
+        """``count`` samples from ``sampler()``, which returns a :class:`~harness.Sample`,
+        a ``(Sample, {column: value})`` pair (columns that differ per sample), or a
+        list of such pairs: several rows from one measurement (first-call stages),
+        where the dict may also name the row's ``variant``. ``warmup`` runs once,
+        untimed, with every other cell's warm-up."""
+        cell = timing.Cell(boundary, sampler=sampler, count=count, warmup=warmup)
+        self._plan(cell, variant, boundary, dtype, shape, params, extra)
+
+    def _plan(self, cell: timing.Cell, variant: str, boundary: str, dtype: str, shape: str,
+              params: dict[str, object] | None, extra: dict[str, object]) -> None:
+        if self.samples is not None:
+            raise RuntimeError("these cells were already measured")
+        format_params(params or {})  # a bad parameter fails now, not after the measuring
+        columns = {"dtype": dtype, "shape": shape, "params": params, **extra}
+        self.planned.append(_Planned(cell, variant, boundary, columns))
+
+    def run(self) -> list[list[timing.Sample]]:
+        """Measure every cell, record the samples, return them per cell (in the
+        order the cells were added)."""
+        if self.samples is not None:
+            raise RuntimeError("these cells were already measured")
+        taken = timing.interleave([p.cell for p in self.planned], self.rec.order,
+                                  budget_s=self.rec.config.budget_s, **self.rec._timing_kw)
+        self.samples = [[] for _ in self.planned]
+        for index, got in taken:
+            plan = self.planned[index]
+            for item in got if isinstance(got, list) else [got]:
+                sample, more = item if isinstance(item, tuple) else (item, {})
+                columns = {**plan.columns, **more}
+                variant = columns.pop("variant", plan.variant)
+                self.rec.add(variant, plan.boundary, [sample], **columns)
+                self.samples[index].append(sample)
+        return self.samples
+
+    def __enter__(self) -> Interleaved:
+        return self
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        if kind is None and self.samples is None:
+            self.run()
 
 
 # --8<-- [start:check]
@@ -127,6 +240,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Measure one figure (R runs unless --worker).")
     parser.add_argument("--worker", action="store_true", help="measure once, in this process")
     parser.add_argument("--run-index", type=int, default=0)
+    parser.add_argument("--session", default="", help="worker: the session id (one make bench)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="worker: order seed for this run (default: derived from the run index)")
     parser.add_argument("--out", type=Path, help="worker: where to write this run's rows")
     parser.add_argument("--artifacts", type=Path, help="worker: folder for side files")
     parser.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
@@ -138,14 +254,19 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 # --8<-- [start:worker]
 def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse.Namespace) -> int:
-    fields = provenance.collect_all(script, REPO)
-    config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]))
+    seed = args.seed if args.seed is not None else 1000 + args.run_index
+    compiles.disable_persistent_cache()  # before provenance, which records the cache's state
+    fields = provenance.collect_all(script, REPO, session_id=args.session, order_seed=seed)
+    config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]), seed=seed)
     recorder = Recorder(config, args.artifacts)
     try:
         measure(recorder)
     except ReferenceMismatch as err:
         print(f"{script.name}: reference check failed: {err}", file=sys.stderr)
         return 3
+    except compiles.PersistentCacheHit as err:
+        print(f"{script.name}: refused: {err}", file=sys.stderr)
+        return 5
     if not recorder.rows:
         print(f"{script.name}: measure() recorded no samples", file=sys.stderr)
         return 4

@@ -6,9 +6,14 @@ tests can drive them with fakes whose timing they control. The defaults are
 
 Boundaries (recorded with every sample as ``boundary``):
 
-* ``dispatch``   the call returned; the device may still be working.
+* ``dispatch``   the call returned; the device may still be working. The output
+                 is waited on after the clock stops.
 * ``completed``  inputs already placed and ready; the interval ends when the
-                 whole output pytree is ready.
+                 whole output pytree is ready. The output is freed only after
+                 the clock has stopped, and a single-array output is waited on
+                 through its own ``block_until_ready`` (resolved once, in
+                 warm-up), so the interval holds the call and the wait, not the
+                 harness's pytree walk or the deallocation.
 * ``loop``       ``calls`` back-to-back calls, one block at the end, divided
                  by ``calls``: throughput of a pipelined loop.
 * ``first-call`` trace / lower / compile / first execute of a fresh function
@@ -17,14 +22,30 @@ Boundaries (recorded with every sample as ``boundary``):
                  (``harness.profiles``), not from this module's clock.
 * ``clock``      two back-to-back clock reads and nothing between them: the
                  smallest interval any other boundary can report.
+
+Samples of fast calls (``calls`` > 1 at ``dispatch`` and ``completed``): one
+sample of a call that takes less than ``MIN_SAMPLE_S`` of wall time repeats it
+``k`` times, k chosen so the sample spans about ``MIN_SAMPLE_S``. Each of the k
+calls is its own interval with the same boundary as a single call (a
+``completed`` call is blocked before the next starts; a ``dispatch`` interval
+is followed by an untimed wait for its output), and ``time_s`` is the mean of
+the k intervals, recorded with ``calls = k``. So a 4 µs op's 100 samples span
+100 ms of timed work instead of 0.4 ms, and ``time_s`` still means one call at
+that boundary (unlike ``loop``, nothing overlaps).
+
+Interleaving (:func:`interleave`): several cells (variant, params) are warmed up
+together, sized from the budget one by one, then sampled in rounds whose visiting
+order is shuffled by a seeded ``random.Random``: a slow drift of the machine
+spreads over every cell instead of landing on whichever was measured last.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import compiles
@@ -34,17 +55,21 @@ Block = Callable[[Any], Any]
 
 MIN_SAMPLES = 10
 MAX_SAMPLES = 100  # keeps a committed CSV near a megabyte; 100 samples pin a median well
-BUDGET_S = 0.5  # 500 ms of timed work per (variant, shape) per run
+BUDGET_S = 0.3  # 300 ms of timed work per (variant, shape) per run: more runs beat longer ones
 WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
+MIN_SAMPLE_S = 1e-3  # a sample of a fast call repeats it until it spans about this much wall time
+MAX_CALLS = 10_000  # calls per sample, at most (a 100 ns call)
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One observed interval: seconds per call, calls it averaged, compiles seen."""
+    """One observed interval: seconds per call, calls it averaged, compiles and
+    persistent-compilation-cache hits seen inside its window."""
 
     time_s: float
     calls: int = 1
     compiles: int = 0
+    cache_hits: int = 0
 
 
 def _block_default(tree: Any) -> Any:
@@ -53,27 +78,53 @@ def _block_default(tree: Any) -> Any:
     return jax.block_until_ready(tree)
 
 
+def resolve_block(out: Any, block: Block = _block_default) -> Block:
+    """The cheapest correct wait for outputs shaped like ``out``, chosen once.
+
+    A single array is waited on through its own ``block_until_ready`` (what a
+    bare ``f(x).block_until_ready()`` loop does); a pytree keeps the generic
+    ``jax.block_until_ready``, which waits for every leaf. A caller's own
+    ``block`` (a test's fake) is kept as it is.
+    """
+    if block is not _block_default or isinstance(out, (list, tuple, dict)):
+        return block
+    method = getattr(type(out), "block_until_ready", None)
+    return method if callable(method) else block
+
+
 # --8<-- [start:dispatch]
 def time_dispatch(fn: Callable, args: Sequence, *, clock: Clock = time.perf_counter,
-                  block: Block = _block_default) -> float:
-    """Seconds until ``fn(*args)`` returns control. The output is waited on
-    afterwards, outside the interval, so the next sample starts with an idle
-    device."""
-    t0 = clock()
-    out = fn(*args)
-    t1 = clock()
-    block(out)
-    return t1 - t0
+                  block: Block = _block_default, calls: int = 1) -> float:
+    """Seconds until ``fn(*args)`` returns control, the mean of ``calls`` such
+    intervals. Each output is waited on afterwards, outside the interval, so
+    the next call starts with an idle device."""
+    total = 0.0
+    for _ in range(calls):
+        t0 = clock()
+        out = fn(*args)
+        t1 = clock()
+        total += t1 - t0
+        block(out)
+        del out
+    return total / calls
 # --8<-- [end:dispatch]
 
 
 # --8<-- [start:completed]
 def time_completed(fn: Callable, args: Sequence, *, clock: Clock = time.perf_counter,
-                   block: Block = _block_default) -> float:
-    """Seconds until every leaf of ``fn(*args)`` is ready."""
-    t0 = clock()
-    block(fn(*args))
-    return clock() - t0
+                   block: Block = _block_default, calls: int = 1) -> float:
+    """Seconds until every leaf of ``fn(*args)`` is ready, the mean of ``calls``
+    such intervals. The output is freed after the clock stops: deallocating it
+    is not part of the call's latency."""
+    total = 0.0
+    for _ in range(calls):
+        t0 = clock()
+        out = fn(*args)
+        block(out)
+        t1 = clock()
+        total += t1 - t0
+        del out  # freed here, outside the interval
+    return total / calls
 # --8<-- [end:completed]
 
 
@@ -112,32 +163,129 @@ def choose_count(estimate_s: float, budget_s: float, minimum: int = MIN_SAMPLES,
     return max(minimum, min(maximum, math.ceil(budget_s / estimate_s)))
 
 
+def choose_calls(wall_per_call_s: float, span_s: float = MIN_SAMPLE_S) -> int:
+    """Calls per sample so that one sample spans about ``span_s`` of wall time."""
+    if wall_per_call_s >= span_s:
+        return 1
+    if wall_per_call_s <= 0 or not math.isfinite(wall_per_call_s):
+        return MAX_CALLS
+    return min(MAX_CALLS, math.ceil(span_s / wall_per_call_s))
+
+
+@dataclass
+class Cell:
+    """One (variant, params) to sample: a function at a boundary.
+
+    ``calls`` fixes the calls per ``dispatch``/``completed`` sample; ``None``
+    sizes it so a sample spans ``MIN_SAMPLE_S``. ``sampler`` replaces the
+    function with a script's own: it returns one :class:`Sample` (or a
+    ``(Sample, extra columns)`` pair) per call, and ``count`` samples are taken.
+    """
+
+    boundary: str
+    fn: Callable | None = None
+    args: Sequence = ()
+    loop_calls: int = 50
+    calls: int | None = None
+    minimum: int = MIN_SAMPLES
+    maximum: int = MAX_SAMPLES
+    sampler: Callable[[], Any] | None = None
+    count: int | None = None
+    warmup: Callable[[], Any] | None = None
+    block: Block = field(default=_block_default, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.sampler is None and self.boundary not in ("dispatch", "completed", "loop"):
+            raise ValueError(f"collect() takes dispatch, completed or loop, not {self.boundary!r}")
+        if self.sampler is not None and self.count is None:
+            raise ValueError("a cell with its own sampler needs a sample count")
+
+    def warm(self, calls: int, block: Block) -> None:
+        if self.sampler is not None:
+            if self.warmup is not None:
+                self.warmup()
+            return
+        for _ in range(calls):
+            out = self.fn(*self.args)
+            block(out)
+        if calls:
+            self.block = resolve_block(out, block)
+        else:
+            self.block = block
+
+    def one(self, clock: Clock) -> Any:
+        if self.sampler is not None:
+            return self.sampler()
+        with compiles.count() as seen:
+            if self.boundary == "loop":
+                t = time_loop(self.fn, self.args, self.loop_calls, clock=clock, block=self.block)
+            else:
+                t = TIMERS[self.boundary](self.fn, self.args, clock=clock, block=self.block,
+                                          calls=self.calls or 1)
+        calls = self.loop_calls if self.boundary == "loop" else self.calls or 1
+        return Sample(t, calls, seen.n, seen.cache_hits)
+
+    def size(self, budget_s: float, clock: Clock) -> int:
+        """Time one sample (two for a fast call) and return the sample count."""
+        if self.sampler is not None:
+            return self.count
+        fixed = self.calls
+        if self.boundary != "loop" and fixed is None:
+            self.calls = 1
+            w0 = clock()
+            estimate = self.one(clock)
+            wall = clock() - w0
+            if wall < MIN_SAMPLE_S:  # one call is too short to size k from: time about a span
+                self.calls = choose_calls(wall)
+                w0 = clock()
+                estimate = self.one(clock)
+                wall = (clock() - w0) / self.calls
+            self.calls = choose_calls(wall)
+            per_sample = estimate.time_s * self.calls
+        else:
+            estimate = self.one(clock)
+            per_sample = estimate.time_s * estimate.calls
+        return choose_count(per_sample, budget_s, self.minimum, max(self.minimum, self.maximum))
+
+
+def schedule(counts: Sequence[int], order: random.Random) -> list[int]:
+    """Cell indices in measuring order: rounds as many as the largest count; a
+    cell with fewer samples takes one in evenly spaced rounds; the cells of each
+    round are visited in an order shuffled by ``order``."""
+    rounds = max(counts, default=0)
+    out: list[int] = []
+    for r in range(rounds):
+        due = [i for i, c in enumerate(counts) if (r + 1) * c // rounds > r * c // rounds]
+        order.shuffle(due)
+        out += due
+    return out
+
+
+def interleave(cells: Sequence[Cell], order: random.Random, *, budget_s: float = BUDGET_S,
+               warmup: int = WARMUP_CALLS, clock: Clock = time.perf_counter,
+               block: Block = _block_default) -> list[tuple[int, Any]]:
+    """Warm every cell up, size each one's sample count, then sample them in
+    shuffled rounds. Returns ``(cell index, sample)`` in the order taken."""
+    for cell in cells:
+        cell.warm(warmup, block)
+    counts = [cell.size(budget_s, clock) for cell in cells]
+    return [(i, cells[i].one(clock)) for i in schedule(counts, order)]
+
+
 def collect(boundary: str, fn: Callable, args: Sequence, *, budget_s: float = BUDGET_S,
             minimum: int = MIN_SAMPLES, maximum: int = MAX_SAMPLES, warmup: int = WARMUP_CALLS,
-            loop_calls: int = 50, clock: Clock = time.perf_counter,
+            loop_calls: int = 50, calls: int | None = None, clock: Clock = time.perf_counter,
             block: Block = _block_default) -> list[Sample]:
     """Warm ``fn`` up, size the sample count from a time budget, then time it.
 
-    Each sample records how many backend compiles happened inside its window,
-    so a "warm" sample that compiled is visible in the data instead of hidden
-    in a median.
+    Each sample records how many backend compiles (and persistent-cache hits)
+    happened inside its window, so a "warm" sample that compiled is visible in
+    the data instead of hidden in a median. One cell of :func:`interleave`.
     """
-    def one() -> Sample:
-        with compiles.count() as seen:
-            if boundary == "loop":
-                t = time_loop(fn, args, loop_calls, clock=clock, block=block)
-            else:
-                t = TIMERS[boundary](fn, args, clock=clock, block=block)
-        return Sample(t, loop_calls if boundary == "loop" else 1, seen.n)
-
-    if boundary not in ("dispatch", "completed", "loop"):
-        raise ValueError(f"collect() takes dispatch, completed or loop, not {boundary!r}")
-    for _ in range(warmup):
-        block(fn(*args))
-    estimate = one()
-    per_sample = estimate.time_s * estimate.calls
-    count = choose_count(per_sample, budget_s, minimum, maximum)
-    return [one() for _ in range(count)]
+    cell = Cell(boundary, fn, args, loop_calls=loop_calls, calls=calls, minimum=minimum,
+                maximum=maximum)
+    return [s for _, s in interleave([cell], random.Random(0), budget_s=budget_s, warmup=warmup,
+                                     clock=clock, block=block)]
 # --8<-- [end:collect]
 
 
@@ -159,7 +307,8 @@ def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_cou
     t2 = clock()
     compiled = lowered.compile()
     t3 = clock()
-    block(compiled(*args))
+    out = compiled(*args)
+    block(out)
     t4 = clock()
     return dict(zip(FIRST_CALL_STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)))
 # --8<-- [end:first-call]
@@ -167,8 +316,8 @@ def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_cou
 
 def timed(timer: Callable[..., float], *args: Any, calls: int = 1) -> Sample:
     """One sample from any timer (a script's own loop, say), with the backend
-    compiles seen inside its window, so hand-rolled sampling is flagged the
-    same way :func:`collect` flags its own."""
+    compiles and persistent-cache hits seen inside its window, so hand-rolled
+    sampling is flagged the same way :func:`collect` flags its own."""
     with compiles.count() as seen:
         t = timer(*args)
-    return Sample(t, calls, seen.n)
+    return Sample(t, calls, seen.n, seen.cache_hits)
