@@ -4,11 +4,11 @@ tables and side-file links. Fixtures are small CSVs whose values the tests choos
 import pytest
 
 from benchsite import metrics
-from benchsite.catalog import Catalog
+from benchsite.catalog import Catalog, CodeHash
 from benchsite.figures import Figure, FigureError, read_figure
 from benchsite.markers import Context, MarkerError, expand
 from benchsite.render import machine_panel, table
-from harness import results
+from harness import provenance, results
 from harness.schema import format_params
 from test_results import make_row
 
@@ -99,7 +99,7 @@ def test_time_table_is_unchanged_by_the_metric_option(demo):
 
 
 def test_panel_adds_one_table_per_metric_in_figure_order(demo):
-    html = machine_panel(frame(demo), demo.figures["fig-demo"], "x" * 64, "demo.csv")
+    html = machine_panel(frame(demo), demo.figures["fig-demo"], CodeHash("x" * 64, provenance.harness_sha256()), "demo.csv")
     order = [html.index(label) for label in ("Achieved bandwidth", "Achieved FLOP/s", "Error against")]
     assert order == sorted(order)
     assert "455 GB/s" in html  # narrow: 1e9 bytes / 2.2 ms
