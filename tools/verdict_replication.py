@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 import re
 
-from benchsite import REPO, compare, markers, render, stats
+from benchsite import REPO, compare, markers, stats
+from benchsite.table import groups
 from benchsite.figures import all_figures
 from benchsite.load import ResultFile, ResultsError, load
 
@@ -51,8 +52,8 @@ def within(frames_a: dict, frames_b: dict) -> list[tuple]:
     for fig in all_figures().values():
         if not fig.ratio or fig.stem not in frames_a or fig.stem not in frames_b:
             continue
-        rows_b = dict(render.groups(frames_b[fig.stem], fig))
-        for label, rows_a in render.groups(frames_a[fig.stem], fig):
+        rows_b = dict(groups(frames_b[fig.stem], fig))
+        for label, rows_a in groups(frames_a[fig.stem], fig):
             if label not in rows_b:
                 continue
             got = []
@@ -116,7 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     except ResultsError as err:
         print(err, file=sys.stderr)
         return 2
-    lines = within(fa, fb) + prose(fa, fb)
+    lines, seen = [], set()
+    for line in within(fa, fb) + prose(fa, fb):  # a verdict quoted in prose may be a table's too
+        key = (line[0], round(line[2], 12), round(line[4], 12))
+        if key not in seen:
+            seen.add(key)
+            lines.append(line)
     print(f"{'figure':<30} {'row':<28} {'A ratio':>8} {'A':>6} {'B ratio':>8} {'B':>6}  old A/B")
     for fig, row, ra, va, rb, vb, oa, ob in lines:
         print(f"{fig:<30} {row[:28]:<28} {ra:8.3g} {'RESULT' if va else '-':>6} {rb:8.3g} "
