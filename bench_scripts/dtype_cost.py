@@ -17,8 +17,8 @@ FIGURE = {
     "caption": (
         "Halving the bytes per element is not the same as halving the time: whether a narrower "
         "dtype pays off depends on what bounds the operation and on what the hardware supports "
-        "natively. Read the time next to the error it buys, and only call a difference that is "
-        "larger than the run-to-run spread."
+        "natively. Read the time next to the error it buys, and the verdict on each pair of dtypes "
+        "next to the time."
     ),
     "chapter": "diagnosing/dtypes-and-precision.md",
     "group_by": ["op"],

@@ -33,7 +33,7 @@ FIGURE = {
         "pytest-benchmark and pyperf where they are installed, in alternating order. Per-call rows "
         "compare what each method reports (the bare loop's samples are single calls; the harness, "
         "for fast calls, timeit, pytest-benchmark and pyperf average several calls per sample); "
-        "agreement within the run-to-run range means the harness adds no bias of its own. Wall rows are a "
+        "the ratio column is the harness over the bare loop, with its verdict below. Wall rows are a "
         "different quantity (boundary wall): the seconds each method needed, "
         "warm-up and calibration included, to produce its samples with the budget share this "
         "script gives it; they compare the methods' procedures as configured here, not the "

@@ -9,10 +9,9 @@ comparison of two runs can resolve. Run it with R >= 5 (``make bench`` does).
 FIGURE = {
     "title": "Run-to-run spread of one unchanged workload",
     "caption": (
-        "Separate processes running the identical script do not agree on the median, and the "
-        "between-run range is the floor any claimed speed-up has to clear: a difference smaller "
-        "than this range is not yet a result. The scatter of samples inside one run measures "
-        "something else and cannot stand in for it."
+        "Separate processes running the identical script, spread over one session, do not agree "
+        "on the median. That between-run variation, not the scatter of samples inside one run, is "
+        "what a claimed speed-up has to clear: the site's verdict rule ties its floor to it."
     ),
     "chapter": "what-the-clock-caught.md",
     "group_by": ["n"],
