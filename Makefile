@@ -15,7 +15,7 @@ RESULTS ?= results
 export NO_MKDOCS_2_WARNING := 1
 comma := ,
 
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt | sha256sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-12)
 
 .PHONY: help venv bench bench-smoke lesson site compare serve test lint clean
 
@@ -24,13 +24,14 @@ help: ## List the targets
 	@echo "  variables: R=9 (runs per figure)  ONLY=a,b (just these figure scripts)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	@rm -f $(VENV)/.installed-* && touch $@
 
-venv: $(STAMP) ## Create .venv and install the pinned dependencies (automatic)
+venv: $(STAMP) ## Create .venv, install the pinned dependencies and this project (pip install -e .; automatic)
 
 bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, execute the lesson, build the site
 	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \

@@ -17,23 +17,27 @@ HTML: a chart is about half a megabyte of tags that both would parse for nothing
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
+import multiprocessing
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import matplotlib
 import pandas as pd
 
 from . import REPO, chart, render
-from .figures import Figure
+from .table import Table
 
 PACKAGE = Path(__file__).resolve().parent
+# What draws a chart: the drawing code, the axis formatting, the grouping into panels.
+CHART_CODE = ("chart.py", "fmt.py", "table.py", "render.py")
 DRAWN_FROM = ["machine", "variant", "run", "time_s"]  # plus the figure's p_<group_by> columns
 PLACEHOLDER = re.compile(r"<!--bench-chart:([0-9a-f]{64})-->")
-_memory: dict[str, str] = {}  # this build's outputs: a chart is on a figure page and a machine page
 
 
 def cache_dir() -> Path:
@@ -43,8 +47,11 @@ def cache_dir() -> Path:
 
 @functools.cache
 def _code_version(kind: str) -> bytes:
-    # A chart depends on the drawing code only; a panel on every module it goes through.
-    files = [Path(chart.__file__), Path(render.__file__)] if kind == "chart" else sorted(PACKAGE.glob("*.py"))
+    # A chart depends on the code that draws it; a panel on every module and template it goes through.
+    if kind == "chart":
+        files = [PACKAGE / name for name in CHART_CODE]
+    else:
+        files = sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "templates").glob("*"))
     blob = b"".join(f.read_bytes() for f in files) + matplotlib.__version__.encode() + pd.__version__.encode()
     return hashlib.sha256(blob).digest()
 
@@ -58,52 +65,98 @@ def _store(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _cached(kind: str, key: str, make: Callable[[], str]) -> str:
-    if key not in _memory:
-        path = cache_dir() / kind / f"{key}.html"
-        if path.is_file():
-            _memory[key] = path.read_text(encoding="utf-8")
-        else:
-            _memory[key] = make()
-            try:
-                _store(path, _memory[key])
-            except OSError:
-                pass  # a read-only checkout still builds; it just makes it again next time
-    return _memory[key]
+def _store_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
 
 
-def forget() -> None:
-    """Drop the in-memory copies (``mkdocs serve`` rebuilds in one process)."""
-    _memory.clear()
+def _draw(args: tuple) -> str:
+    return chart.sample_chart(*args)
 
 
-def chart_key(frame: pd.DataFrame, fig: Figure) -> str:
+def chart_key(tab: Table) -> str:
+    fig = tab.fig
     cols = DRAWN_FROM + [f"p_{k}" for k in fig.group_by]
     digest = hashlib.sha256(_code_version("chart"))
     digest.update(repr((fig.title, fig.group_by, fig.variants)).encode())
-    digest.update(pd.util.hash_pandas_object(frame[cols], index=False).values.tobytes())
+    digest.update(pd.util.hash_pandas_object(tab.frame[cols], index=False).values.tobytes())
     return digest.hexdigest()
 
 
-def chart_placeholder(frame: pd.DataFrame, fig: Figure) -> str:
-    """Makes (or finds) the chart now; the page carries only its key until :func:`fill`."""
-    key = chart_key(frame, fig)
-    _cached("chart", key, lambda: render.panel_chart(frame, fig))
-    return f"<!--bench-chart:{key}-->"
+class BuildCache:
+    """One build's charts and panels: from memory, else from disk, else made and stored."""
 
+    def __init__(self) -> None:
+        self._memory: dict[str, str] = {}  # a chart is on a chapter, a figure page and a machine page
 
-def fill(html: str) -> str:
-    """Every chart placeholder in a finished page replaced by its SVG."""
-    if "<!--bench-chart:" not in html:
-        return html
-    return PLACEHOLDER.sub(lambda m: _memory[m.group(1)], html)
+    def _cached(self, kind: str, key: str, make: Callable[[], str]) -> str:
+        if key not in self._memory:
+            path = cache_dir() / kind / f"{key}.html"
+            if path.is_file():
+                self._memory[key] = path.read_text(encoding="utf-8")
+            else:
+                self._memory[key] = make()
+                try:
+                    _store(path, self._memory[key])
+                except OSError:
+                    pass  # a read-only checkout still builds; it just makes it again next time
+        return self._memory[key]
 
+    def compressed(self, path: Path) -> bytes:
+        """A results file gzip-compressed for download (the same bytes for the same file)."""
+        data = path.read_bytes()
+        key = hashlib.sha256(data).hexdigest()
+        stored = cache_dir() / "gzip" / f"{key}.gz"
+        if stored.is_file():
+            return stored.read_bytes()
+        packed = gzip.compress(data, compresslevel=6, mtime=0)
+        try:
+            _store_bytes(stored, packed)
+        except OSError:
+            pass
+        return packed
 
-def machine_panel(frame: pd.DataFrame, fig: Figure, current_sha: str, csv_url: str, source: Path) -> str:
-    """render.machine_panel, with its chart as a placeholder, from the cache when the
-    results file (``source``), the figure and the code are what they were."""
-    svg = chart_placeholder(frame, fig)
-    digest = hashlib.sha256(_code_version("panel"))
-    digest.update(hashlib.sha256(source.read_bytes()).digest())
-    digest.update(repr((fig, current_sha, csv_url, svg)).encode())
-    return _cached("panel", digest.hexdigest(), lambda: render.machine_panel(frame, fig, current_sha, csv_url, svg))
+    def predraw(self, tabs: Iterable[Table], workers: int | None = None) -> int:
+        """Draw every chart neither this build nor the disk has, on all cores at once
+        (matplotlib is most of a cold build). Returns how many were drawn."""
+        todo: dict[str, Table] = {}
+        for tab in tabs:
+            key = chart_key(tab)
+            if key not in self._memory and not (cache_dir() / "chart" / f"{key}.html").is_file():
+                todo[key] = tab
+        workers = min(workers or os.cpu_count() or 1, len(todo))
+        if workers < 2:
+            return 0  # one chart, or one core: drawn on demand as before
+        inputs = [render.chart_input(tab) for tab in todo.values()]
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            for key, svg in zip(todo, pool.map(_draw, inputs, chunksize=4)):
+                self._memory[key] = svg
+                try:
+                    _store(cache_dir() / "chart" / f"{key}.html", svg)
+                except OSError:
+                    pass
+        return len(todo)
+
+    def chart_placeholder(self, tab: Table) -> str:
+        """Makes (or finds) the chart now; the page carries only its key until :meth:`fill`."""
+        key = chart_key(tab)
+        self._cached("chart", key, lambda: render.panel_chart(tab))
+        return f"<!--bench-chart:{key}-->"
+
+    def fill(self, html: str) -> str:
+        """Every chart placeholder in a finished page replaced by its SVG."""
+        if "<!--bench-chart:" not in html:
+            return html
+        return PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
+
+    def machine_panel(self, tab: Table, csv_url: str, source: str) -> str:
+        """render.machine_panel, with its chart as a placeholder, from the cache when the
+        results file (``source``: its sha256), the figure, the stale reason and the code are what they were."""
+        svg = self.chart_placeholder(tab)
+        digest = hashlib.sha256(_code_version("panel"))
+        digest.update(source.encode())
+        digest.update(repr((tab.fig, tab.stale, csv_url, svg)).encode())
+        return self._cached("panel", digest.hexdigest(), lambda: str(render.machine_panel(tab, csv_url, svg)))

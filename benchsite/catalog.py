@@ -1,19 +1,40 @@
-"""Every figure's results on every machine, loaded once per site build."""
+"""Every figure's results on every machine, loaded once per site build, and the
+table model of each (figure, machine), computed once on first use.
+
+The catalog is the build's only state: the hook makes a new one per build (so
+``mkdocs serve`` never sees an old one) and everything derived from it, tables
+and comparisons, is cached on it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
+from harness import layout
 from harness.provenance import harness_sha256, sha256_file
 from harness.schema import figure_id_for
 
 from . import REPO
 from .figures import Figure, all_figures
-from .load import ResultFile, ResultsError, discover, load
+from .load import ResultFile, ResultsError, load
+from .staleness import CodeHash, stale_reason
+from .table import Table
+
+__all__ = ["Catalog", "CodeHash", "Unavailable", "preferred_machine", "results_dir", "stale_reason"]
+
+T = TypeVar("T")
+
+
+class Unavailable(ResultsError):
+    """Data a page needs is missing or invalid. A lenient build shows the message in an
+    error box where the data would have been; a strict build fails with it."""
 
 
 @dataclass
@@ -24,19 +45,26 @@ class Catalog:
     errors: dict[tuple[str, str], str] = field(default_factory=dict)
     orphans: list[ResultFile] = field(default_factory=list)
     preferred: str | None = None
+    bench_dir: Path = layout.BENCH_DIR  # the figure scripts and harness/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
 
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
-              preferred: str | None = None) -> Catalog:
-        cat = cls(results, figures if figures is not None else all_figures(), preferred=preferred)
-        for file in discover(results):
+              preferred: str | None = None, bench_dir: Path = layout.BENCH_DIR,
+              cache: Path | None = None) -> Catalog:
+        """Every results file in ``results`` loaded (or its error kept); figures from ``bench_dir``
+        unless given (the site build passes the checkout it builds, which need not be this package's).
+        ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
+        figures = figures if figures is not None else all_figures(bench_dir)
+        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir)
+        for file in layout.discover(results):
             fig_id = figure_id_for(file.stem)
             if fig_id not in cat.figures:
                 cat.orphans.append(file)
                 continue
             try:
-                cat.frames[(fig_id, file.machine)] = load(file)
+                cat.frames[(fig_id, file.machine)] = load(file, cache)
             except ResultsError as err:
                 cat.errors[(fig_id, file.machine)] = str(err)
         return cat
@@ -50,17 +78,75 @@ class Catalog:
         found = {m for _, m in (*self.frames, *self.errors)}
         return sorted(found, key=lambda m: (m != self.preferred, m))
 
-    def prose_machine(self, fig_id: str) -> str:
-        """Whose numbers the prose quotes: the preferred machine if it has this
-        figure, else the first machine that does."""
-        good = [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
-        if not good:
-            raise ResultsError(f"{fig_id}: no valid results in {self.results} on any machine")
-        return good[0]
+    def good_machines(self, fig_id: str) -> list[str]:
+        return [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
 
-    def prose_machine_or_none(self, fig_id: str) -> str | None:
-        good = [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
+    def reference(self, fig_id: str) -> str | None:
+        """Whose numbers the prose quotes and the others are compared with: the
+        preferred machine if it has valid results for this figure, else the first that does."""
+        good = self.good_machines(fig_id)
         return good[0] if good else None
+
+    def prose_machine(self, fig_id: str) -> str:
+        """:meth:`reference`, or :class:`Unavailable` saying why there is none."""
+        machine = self.reference(fig_id)
+        if machine is None:
+            bad = [self.errors[(fig_id, m)] for m in self.machines(fig_id)]
+            raise Unavailable(bad[0] if bad else f"{fig_id}: no results in {self.results} on any machine "
+                              f"(run make bench; script {self.figures[fig_id].script_rel})")
+        return machine
+
+    def problem(self, fig_id: str, machine: str) -> str | None:
+        """Why a machine's results for a figure cannot be used (None when they can)."""
+        if (fig_id, machine) in self.errors:
+            return self.errors[(fig_id, machine)]
+        if (fig_id, machine) not in self.frames:
+            return f"{fig_id}: no results on {machine} in {self.results}"
+        return None
+
+    def frame(self, fig_id: str, machine: str) -> pd.DataFrame:
+        """The validated samples, or :class:`Unavailable` with the file's own error."""
+        why = self.problem(fig_id, machine)
+        if why:
+            raise Unavailable(why)
+        return self.frames[(fig_id, machine)]
+
+    def table(self, fig_id: str, machine: str) -> Table:
+        """The table model of one figure on one machine, computed once per build."""
+        frame = self.frame(fig_id, machine)
+        return self.memo(("table", fig_id, machine), lambda: self._table(frame, fig_id, machine))
+
+    def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
+        try:
+            return Table.of(frame, self.figures[fig_id], self.current_sha(fig_id))
+        except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
+            self.errors[(fig_id, machine)] = f"{self.csv_path(fig_id, machine)}:1: {err}"
+            del self.frames[(fig_id, machine)]
+            raise Unavailable(self.errors[(fig_id, machine)]) from None
+
+    def tables(self) -> list[Table]:
+        """Every (figure, machine) table that can be made, in order."""
+        out = []
+        for key in sorted(self.frames):
+            try:
+                out.append(self.table(*key))
+            except Unavailable:
+                continue
+        return out
+
+    def memo(self, key: tuple, compute: Callable[[], T]) -> T:
+        """A value derived from this catalog, computed once (e.g. a comparison two pages show)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def csv_path(self, fig_id: str, machine: str) -> Path:
+        return layout.results_file(self.results, machine, self.figures[fig_id].stem)
+
+    def csv_digest(self, fig_id: str, machine: str) -> str:
+        """sha256 of the results file as loaded: what a cached panel was made from."""
+        return self.memo(("sha", fig_id, machine),
+                         lambda: hashlib.sha256(self.csv_path(fig_id, machine).read_bytes()).hexdigest())
 
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
@@ -71,27 +157,12 @@ class Catalog:
     @property
     def harness_sha(self) -> str:
         if "" not in self._sha:
-            self._sha[""] = harness_sha256(REPO / "bench_scripts" / "harness")
+            self._sha[""] = harness_sha256(self.bench_dir / "harness")
         return self._sha[""]
 
     def stale(self) -> list[tuple[str, str]]:
         """(figure, machine) pairs measured with another script or harness than today's."""
-        return sorted(key for key, frame in self.frames.items() if stale_reason(frame, self.current_sha(key[0])))
-
-
-@dataclass(frozen=True)
-class CodeHash:
-    script: str
-    harness: str
-
-
-def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
-    """Why these results no longer describe today's code ("" when they do). A file
-    from before the harness was hashed (schema 1: ``unknown``) counts as stale."""
-    changed = [what for what, col, now in (("script", "script_sha256", current.script),
-                                           ("harness", "harness_sha256", current.harness))
-               if set(frame[col]) != {now}]
-    return " and ".join(f"the {w}" for w in changed) + (" changed since" if changed else "")
+        return sorted((t.fig.id, t.machine) for t in self.tables() if t.stale)
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:
@@ -105,8 +176,8 @@ def preferred_machine(results: Path, configured: str | None = None) -> str | Non
     return configured
 
 
-def results_dir(configured: str | None = None) -> Path:
-    """``BENCH_RESULTS`` (a scratch folder), else the configured one, else results/."""
+def results_dir(configured: str | None = None, root: Path = REPO) -> Path:
+    """``BENCH_RESULTS`` (a scratch folder), else the configured one, else results/ (relative to ``root``)."""
     chosen = os.environ.get("BENCH_RESULTS") or configured or "results"
     path = Path(chosen)
-    return path if path.is_absolute() else REPO / path
+    return path if path.is_absolute() else root / path

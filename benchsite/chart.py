@@ -17,7 +17,8 @@ import pandas as pd  # noqa: E402
 from . import fmt  # noqa: E402
 
 INK = "#010203"  # a colour no palette uses; swapped for currentColor afterwards
-PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
+           "#ccb974", "#64b5cd")  # ten: R = 9 runs each get their own colour
 STYLE = {
     "svg.fonttype": "none", "text.parse_math": False, "font.size": 10,
     "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
@@ -54,36 +55,64 @@ def _panel(ax: plt.Axes, panel: pd.DataFrame, variants: list[str], runs: list[in
 def _seconds_axis(ax: plt.Axes, low: float, high: float) -> None:
     if high / max(low, 1e-30) > 20:
         ax.set_yscale("log")
-        # 1-2-5 steps: a decade with a single labelled tick is unreadable
-        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        # 1-2-5 steps: a decade with a single labelled tick is unreadable; over three decades
+        # they crowd, and one tick a decade reads better
+        subs = (1.0,) if high / max(low, 1e-30) > 1e3 else (1.0, 2.0, 5.0)
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt.time_one(v) if v > 0 else "0"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # log axes label minor ticks in TeX
 
 
-def _layout(fig: plt.Figure, panels: int, rotated: bool) -> None:
+MAX_COLUMNS = 3  # more panels wrap onto further rows: six in one row left each unreadable
+
+
+def _layout(fig: plt.Figure, columns: int, rows: int, rotated: bool) -> None:
     """Fixed margins in inches: ``tight_layout`` cost a third of each chart's time."""
     width, height = fig.get_size_inches()
-    left, right, gap = 0.95, 0.15, 0.8
-    axes_width = (width - left - right - gap * (panels - 1)) / panels
+    left, right, gap = 0.95, 0.15, 1.15  # the gap holds the next panel's tick and axis labels
+    axes_width = (width - left - right - gap * (columns - 1)) / columns
+    bottom = 0.85 if rotated else 0.5
+    axes_height = (height - 0.7 - bottom - (rows - 1) * (bottom + 0.45)) / rows
     fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - 0.7 / height,
-                        bottom=(0.85 if rotated else 0.5) / height, wspace=gap / axes_width)
+                        bottom=bottom / height, wspace=gap / axes_width,
+                        hspace=(bottom + 0.45) / axes_height)
+
+
+def y_label(rows: pd.DataFrame) -> str:
+    """What the panel's y axis holds, from the rows' boundary: a wall time is not per call."""
+    kinds = set(rows["boundary"]) if "boundary" in rows else set()
+    if kinds == {"wall"}:
+        return "wall time of the procedure"
+    if kinds == {"loop"}:
+        return "time per call (loop)"
+    return "time per call" if "wall" not in kinds else "time"
 
 
 def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], title: str) -> str:
-    """Every sample of one figure on one machine, one panel per (label, rows), as SVG text."""
+    """Every sample of one figure on one machine, one panel per (label, rows), as SVG text;
+    at most ``MAX_COLUMNS`` panels a row."""
     runs = sorted({run for _, rows in panels for run in rows["run"].unique()})
+    columns = min(len(panels), MAX_COLUMNS)
+    n_rows = -(-len(panels) // columns)
+    rotated = len(variants) > 3
+    row_height = 3.4 + (0.35 if rotated else 0.0)
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, len(panels), figsize=(min(2.6 + 2.4 * len(panels), 10), 3.4),
+        fig, axes = plt.subplots(n_rows, columns, figsize=(min(2.6 + 2.4 * columns, 10), row_height * n_rows),
                                  squeeze=False, sharey=False)
-        for ax, (label, rows) in zip(axes[0], panels):
+        flat = [ax for row in axes for ax in row]
+        for i, (ax, (label, rows)) in enumerate(zip(flat, panels)):
             _panel(ax, rows, variants, runs)
             _seconds_axis(ax, rows["time_s"].min(), rows["time_s"].max())
-            ax.set_title(label, fontsize=10)
-        axes[0][0].set_ylabel("time per call")
-        handles, labels = axes[0][0].get_legend_handles_labels()
+            ax.set_title(label, fontsize=9)
+            first_in_row = i % columns == 0
+            if first_in_row or y_label(rows) != y_label(panels[i - 1][1]):
+                ax.set_ylabel(y_label(rows))
+        for ax in flat[len(panels):]:
+            ax.set_visible(False)
+        handles, labels = flat[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=len(runs), fontsize=9,
                    frameon=False)
-        _layout(fig, len(panels), rotated=len(variants) > 3)
+        _layout(fig, columns, n_rows, rotated=rotated)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", dpi=160, metadata={"Date": None, "Creator": None})
         plt.close(fig)

@@ -19,10 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import fmt, render, stats
+from harness import layout
+
+from . import fmt, stats
 from .catalog import Catalog, results_dir
 from .figures import Figure
-from .fmt import esc
+from .html import render
+from .table import Table
 
 ONE_RUN = "not a result yet (one run)"
 DIFFERENT_HARDWARE = "different hardware: not a verdict"
@@ -90,33 +93,20 @@ def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:
     return stats.unpaired_verdict(a, b)
 
 
-def quantities(frame: pd.DataFrame, fig: Figure) -> dict[tuple[str, str], tuple[stats.Summary, bool]]:
-    """Every (row, variant-or-ratio) of the figure's table with its summary: the same
-    numbers as render.cell_summary / ratio_summary, from one groupby per row (a figure
-    page summarises every machine)."""
-    out: dict[tuple[str, str], tuple[stats.Summary, bool]] = {}
-    for label, rows in render.groups(frame, fig):
-        medians = rows.groupby(["variant", "run"])["time_s"].median()
-        present = set(medians.index.get_level_values(0))
-        per_run = {v: medians.loc[v] for v in fig.variants if v in present}
-        out.update({(label, v): (stats.summarize(m), False) for v, m in per_run.items()})
-        if fig.ratio and all(v in per_run for v in fig.ratio):
-            a, b = per_run[fig.ratio[0]], per_run[fig.ratio[1]]
-            common = a.index.intersection(b.index)
-            if len(common):
-                out[(label, f"{fig.ratio[0]} / {fig.ratio[1]}")] = (stats.summarize(a[common] / b[common]), True)
-    return out
-
-
-def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure, machines: bool = False) -> list[Cell]:
-    """The cells both machines measured, in a's table order (sizes may differ by platform).
+def table_cells(a: Table, b: Table, machines: bool = False) -> list[Cell]:
+    """The cells both tables have (``Table.quantities``), in a's table order (sizes may differ by platform).
 
     Without ``machines``, a difference in hardware (:func:`hardware_check`) makes
     every cell's verdict a refusal: comparing machines must be asked for."""
-    refused = None if machines else hardware_check(frame_a, frame_b)
-    qa, qb = quantities(frame_a, fig), quantities(frame_b, fig)
+    refused = None if machines else hardware_check(a.frame, b.frame)
+    qa, qb = a.quantities, b.quantities
     return [Cell(g, q, sa, qb[(g, q)][0], is_ratio, refused)
             for (g, q), (sa, is_ratio) in qa.items() if (g, q) in qb]
+
+
+def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure, machines: bool = False) -> list[Cell]:
+    """:func:`table_cells` of two frames that have no catalog (tests, one-off scripts)."""
+    return table_cells(Table.of(frame_a, fig), Table.of(frame_b, fig), machines)
 
 
 def results_count(found: list[Cell], short: bool = False) -> str:
@@ -144,19 +134,17 @@ def ratio_note(a: str, b: str) -> str:
             f"ratio = median on {a} / median on {b}")
 
 
-def rule_note(rule_url: str | None = None) -> str:
-    """Where the verdict rule is explained (HTML)."""
-    name = "How a verdict is decided"
-    where = f'<a href="{esc(rule_url)}">{name}</a>' if rule_url else f"{name} ({RULE_PAGE})"
-    return f"verdict: the unpaired rule of {where}"
+RULE_TITLE = "How a verdict is decided"
+
+
+def rule_note() -> str:
+    """Where the verdict rule is explained (terminal)."""
+    return f"verdict: the unpaired rule of {RULE_TITLE} ({RULE_PAGE})"
 
 
 def html_table(found: list[Cell], a: str, b: str, rule_url: str | None = None) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in header(a, b))
-    body = "\n".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table_rows(found))
-    return (f"<table class=\"bench-compare\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
-            f"</table>\n<p class=\"bench-verdict\">{esc(ratio_note(a, b))}; {esc(results_count(found))}; "
-            f"{rule_note(rule_url)}.</p>")
+    return str(render("compare.html", head=header(a, b), body=table_rows(found), note=ratio_note(a, b),
+                      count=results_count(found), rule=rule_url, rule_title=RULE_TITLE, rule_page=RULE_PAGE))
 
 
 def text_table(found: list[Cell], a: str, b: str) -> str:
@@ -181,9 +169,10 @@ def _sessions(frame: pd.DataFrame) -> str:
 
 
 def _describe(cat: Catalog, fig_id: str, machine: str) -> str:
-    frame = cat.frames[(fig_id, machine)]
+    tab = cat.table(fig_id, machine)
+    frame = tab.frame
     first = frame.iloc[0]
-    stale = " STALE (script changed since)" if (fig_id, machine) in cat.stale() else ""
+    stale = " STALE (script changed since)" if tab.stale else ""
     return (f"{machine}: {frame['run'].nunique()} runs, jax {first['jax_version']}, "
             f"session {_sessions(frame)}{stale}")
 
@@ -199,7 +188,7 @@ def report(cat: Catalog, a: str, b: str, machines: bool = False) -> tuple[str, l
             why = "invalid results (see below)" if bad else f"no results on {', '.join(missing)}"
             out.append(f"{fig_id}: skipped, {why}\n")
             continue
-        found = cells(cat.frames[(fig_id, a)], cat.frames[(fig_id, b)], fig, machines=machines)
+        found = table_cells(cat.table(fig_id, a), cat.table(fig_id, b), machines=machines)
         out.append(f"{fig_id}  ({fig.title})\n  A = {_describe(cat, fig_id, a)}\n"
                    f"  B = {_describe(cat, fig_id, b)}\n{text_table(found, a, b)}\n")
     return "\n".join(out), problems
@@ -214,9 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="compare different hardware on purpose (else a hardware difference is not a verdict)")
     args = parser.parse_args(argv)
     cat = Catalog.build(args.results.resolve() if args.results else results_dir())
-    absent = [m for m in (args.a, args.b) if not (cat.results / m).is_dir()]
+    machines = layout.machines(cat.results)
+    absent = [m for m in (args.a, args.b) if m not in machines]
     if absent:
-        known = ", ".join(sorted(p.name for p in cat.results.glob("*") if p.is_dir())) or "none"
+        known = ", ".join(machines) or "none"
         print(f"no results folder {', '.join(str(cat.results / m) for m in absent)} (machines: {known})",
               file=sys.stderr)
         return 2

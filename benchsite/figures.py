@@ -7,13 +7,11 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.runner import figure_scripts
+from harness.layout import BENCH_DIR, figure_scripts
 from harness.schema import figure_id_for
 
-from . import REPO
 from .metrics import METRICS
 
-BENCH_DIR = REPO / "bench_scripts"
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
 HEADLINE_STATS = ("median", "ratio")
 
@@ -41,8 +39,10 @@ class Figure:
 
     @property
     def script_rel(self) -> str:
-        inside = self.script.is_relative_to(REPO)
-        return self.script.relative_to(REPO).as_posix() if inside else self.script.name
+        """``bench_scripts/<stem>.py``: the path snippets include and the cite block shows,
+        from the root of whichever checkout holds the script."""
+        in_bench = self.script.parent.name == BENCH_DIR.name
+        return f"{BENCH_DIR.name}/{self.script.name}" if in_bench else self.script.name
 
 
 def _figure_literal(script: Path) -> tuple[dict, int]:

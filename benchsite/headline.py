@@ -2,17 +2,21 @@
 
 A figure may name it (``FIGURE["headline"] = {"stat": "ratio", "n": 1024}``);
 otherwise it is the figure's ratio, else its first variant, in the last table row
-(the largest size, where the effect is usually clearest).
+(the largest size, where the effect is usually clearest). It is picked from the
+table model's rows (``Table.headline``), never recomputed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from . import fmt, render, stats
+from . import fmt, stats
 from .figures import Figure
+
+if TYPE_CHECKING:  # table.py builds the rows and imports this module
+    from .table import Row
 
 
 @dataclass(frozen=True)
@@ -27,26 +31,19 @@ class Headline:
         return (fmt.ratio_range if self.is_ratio else fmt.time_range)(s.median, s.low, s.high)
 
 
-def _matches(rows: pd.DataFrame, wanted: dict[str, str]) -> bool:
-    # Within one table row every group_by param has a single value.
-    return all(str(rows[f"p_{k}"].iloc[0]) == v for k, v in wanted.items())
-
-
-def headline(frame: pd.DataFrame, fig: Figure) -> Headline | None:
-    """The headline of one figure on one machine, or None when its data lacks that cell."""
+def choose_headline(rows: Sequence[Row], fig: Figure) -> Headline | None:
+    """The headline among a table's rows, or None when the data lacks that cell."""
     spec = dict(fig.headline)
     # Naming a variant asks for its time; otherwise a ratio figure is quoted by its ratio.
     stat = spec.pop("stat", "ratio" if fig.ratio and "variant" not in spec else "median")
     variant = spec.pop("variant", fig.variants[0])
-    chosen = [(label, rows) for label, rows in render.groups(frame, fig) if _matches(rows, spec)]
+    chosen = [row for row in rows if all(row.params.get(k) == v for k, v in spec.items())]
     if not chosen:
         return None
-    label, rows = chosen[-1]
-    where = f" at {label}" if label else ""
+    row = chosen[-1]
+    where = f" at {row.label}" if row.label else ""
     if stat == "ratio" and fig.ratio:
-        summary = render.ratio_summary(rows, fig)
-        what = f"{fig.ratio[0]} / {fig.ratio[1]}{where}"
+        summary, what = row.ratio, f"{fig.ratio[0]} / {fig.ratio[1]}{where}"
     else:
-        summary = render.cell_summary(rows, variant)
-        what = f"{variant}{where}"
+        summary, what = row.cells.get(variant), f"{variant}{where}"
     return Headline(what, summary, stat == "ratio") if summary else None

@@ -1,14 +1,31 @@
-"""Load results CSVs, validating every row; errors name the file and line."""
+"""Load a results CSV through the one validator; its error names the file and line.
+
+One path for every reader (the site build, ``make compare``, the tools): the
+file is split into records by the ``csv`` module (which knows each record's
+line, even when a ``detail`` cell spans several), and every rule of the schema
+is then checked column by column on the whole file at once. Of all the rows
+that break a rule, the first one in the file is reported, with the first rule it
+breaks in the order a reader would check them: field count, each column's
+presence, type and range, the schema version, params, the figure and machine the
+file's place names, and duplicates.
+"""
 
 from __future__ import annotations
 
 import csv
-import math
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from harness.layout import ResultFile, discover
 from harness.provenance import LABEL_RE
 from harness.schema import (
     BOOL_COLUMNS,
@@ -23,60 +40,19 @@ from harness.schema import (
     parse_params,
 )
 
+__all__ = ["ResultFile", "ResultsError", "discover", "header_version", "load"]
+
 POSITIVE_COLUMNS = frozenset({"time_s"})
 NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "size_bytes", "calls",
                                   "compiles", "run", "sample", "device_count", "cpu_count"})
+V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
+INT_PATTERN = r"[+-]?[0-9]+"
+BOOLS = {"true": True, "false": False}
+KEY = ["run", "variant", "params", "sample"]  # one sample; a second row with the same key is a duplicate
 
 
 class ResultsError(ValueError):
     """A results file that cannot be trusted; the message starts with ``file:line:``."""
-
-
-@dataclass(frozen=True)
-class ResultFile:
-    machine: str
-    stem: str
-    path: Path
-
-
-def discover(results: Path) -> list[ResultFile]:
-    """Every ``results/<machine>/<stem>.csv``, sorted."""
-    if not results.is_dir():
-        return []
-    return [ResultFile(p.parent.name, p.stem, p) for p in sorted(results.glob("*/*.csv"))]
-
-
-def _convert(column: str, text: str, where: str) -> object:
-    if text == "":
-        if column in NULLABLE_COLUMNS:
-            return None
-        raise ResultsError(f"{where}: column {column!r} is empty")
-    try:
-        if column in INT_COLUMNS:
-            value: object = int(text)
-        elif column in FLOAT_COLUMNS:
-            value = float(text)
-        elif column in BOOL_COLUMNS:
-            value = {"true": True, "false": False}[text]
-        else:
-            return text
-    except (ValueError, KeyError):
-        kind = "integer" if column in INT_COLUMNS else "number" if column in FLOAT_COLUMNS else "true/false"
-        raise ResultsError(f"{where}: column {column!r} has {text!r}, not a valid {kind}") from None
-    return _check_range(column, value, where)
-
-
-def _check_range(column: str, value: object, where: str) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ResultsError(f"{where}: column {column!r} is {value}, not a finite number")
-    if column in POSITIVE_COLUMNS and value <= 0:  # type: ignore[operator]
-        raise ResultsError(f"{where}: column {column!r} is {value}; a time must be positive")
-    if column in NON_NEGATIVE_COLUMNS and value < 0:  # type: ignore[operator]
-        raise ResultsError(f"{where}: column {column!r} is {value}; must not be negative")
-    return value
-
-
-V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
 
 
 def header_version(header: list[str]) -> int:
@@ -96,29 +72,15 @@ def _check_header(header: list[str], path: Path) -> None:
                            f"(schema version {SCHEMA_VERSION} has none of these)")
 
 
-def _check_row(row: dict[str, object], where: str, expect: ResultFile | None, version: int) -> None:
-    if row["schema_version"] != version:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
-        raise ResultsError(f"{where}: schema_version {row['schema_version']} is not one this "
-                           f"site reads (it reads {readable}; this file's header is version {version}); "
-                           "see the format history in results/README.md")
-    try:
-        parse_params(str(row["params"] or ""))
-    except ValueError as err:
-        raise ResultsError(f"{where}: {err}") from None
-    if expect and row["figure_id"] != figure_id_for(expect.stem):
-        raise ResultsError(f"{where}: figure_id {row['figure_id']!r} does not match the file name "
-                           f"(expected {figure_id_for(expect.stem)!r})")
-    if expect and row["machine"] != expect.machine:
-        raise ResultsError(f"{where}: machine {row['machine']!r} does not match its folder "
-                           f"{expect.machine!r}")
+@dataclass
+class _Records:
+    header: list[str]
+    rows: list[list[str]]
+    lines: list[int]  # the line each record ends on (what a reader sees in an editor)
+    broken: str | None = None  # a CSV syntax error after the last good record ("line: message")
 
 
-def read_validated(path: Path, expect: ResultFile | None = None) -> list[dict[str, object]]:
-    """Rows of ``path`` as typed dicts, or :class:`ResultsError` at the first bad line."""
-    if expect and not LABEL_RE.match(expect.machine):
-        raise ResultsError(f"{path}:1: folder name {expect.machine!r} is not a machine label "
-                           "(lower-case letters, digits, '.', '_' and '-')")
+def _split(path: Path) -> _Records:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -126,96 +88,194 @@ def read_validated(path: Path, expect: ResultFile | None = None) -> list[dict[st
     reader = csv.reader(text.splitlines(keepends=True), strict=True)
     try:
         header = next(reader, None)
-        if header is None:
-            raise ResultsError(f"{path}:1: empty file")
-        _check_header(header, path)
-        rows, seen = [], {}
-        for record in reader:
-            rows.append(_parse_record(record, header, f"{path}:{reader.line_num}", expect, seen))
     except csv.Error as err:
-        raise ResultsError(f"{path}:{reader.line_num}: malformed CSV: {err}") from None
-    if not rows:
-        raise ResultsError(f"{path}:2: no data rows")
-    return rows
-
-
-def _parse_record(record: list[str], header: list[str], where: str, expect: ResultFile | None,
-                  seen: dict[tuple, str]) -> dict[str, object]:
-    if len(record) != len(header):
-        raise ResultsError(f"{where}: {len(record)} fields where the header has {len(header)} "
-                           "(truncated or damaged row)")
-    version = header_version(header)
-    texts = dict(zip(header, record))
-    if version == 1:
-        texts |= V1_MISSING
-    row = {col: _convert(col, texts[col], where) for col in COLUMNS}
-    _check_row(row, where, expect, version)
-    key = (row["run"], row["variant"], row["params"], row["sample"])
-    if key in seen:
-        raise ResultsError(f"{where}: duplicate sample (run {key[0]}, variant {key[1]!r}, "
-                           f"params {key[2]!r}, sample {key[3]}), first seen at {seen[key]}")
-    seen[key] = where
-    return row
-
-
-def _fast_frame(file: ResultFile) -> pd.DataFrame | None:
-    """Vectorised load and checks; ``None`` when anything looks wrong, so that the
-    row-by-row reader can name the exact line."""
+        raise ResultsError(f"{path}:1: malformed CSV: {err}") from None
+    if header is None:
+        raise ResultsError(f"{path}:1: empty file")
+    out = _Records(header, [], [])
     try:
-        raw = pd.read_csv(file.path, dtype=str, keep_default_na=False, na_filter=False,
-                          engine="c", on_bad_lines="error", encoding="utf-8")
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError):
-        return None
-    version = header_version(list(raw.columns))
-    if version == 1:
-        raw = raw.assign(**V1_MISSING)[list(COLUMNS)]
-    if list(raw.columns) != list(COLUMNS) or raw.empty or raw.isna().any().any():
-        return None
-    frame = raw.copy()
-    for col in INT_COLUMNS | FLOAT_COLUMNS:
-        frame[col] = pd.to_numeric(raw[col].replace("", None), errors="coerce")
-        if frame[col].isna().ne(raw[col].eq("")).any():
-            return None
-    for col in BOOL_COLUMNS:
-        frame[col] = raw[col].map({"true": True, "false": False})
-    ok = (frame[list(BOOL_COLUMNS)].notna().all().all()
-          and (raw[[c for c in COLUMNS if c not in NULLABLE_COLUMNS]] != "").all().all()
-          and (frame["schema_version"] == version).all()
-          and (frame["time_s"] > 0).all() and all(_finite(frame[c]) for c in FLOAT_COLUMNS)
-          and all((frame[c].dropna() >= 0).all() for c in NON_NEGATIVE_COLUMNS)
-          and (frame["figure_id"] == figure_id_for(file.stem)).all()
-          and (frame["machine"] == file.machine).all()
-          and not frame.duplicated(["run", "variant", "params", "sample"]).any())
-    if not ok or not _params_parse(raw["params"]):
-        return None
-    for col in NULLABLE_COLUMNS - FLOAT_COLUMNS:
-        frame[col] = frame[col].replace("", None)
-    return frame
+        for record in reader:
+            out.rows.append(record)
+            out.lines.append(reader.line_num)
+    except csv.Error as err:
+        out.broken = f"{reader.line_num}: malformed CSV: {err}"
+    return out
 
 
-def _params_parse(values: pd.Series) -> bool:
+Check = tuple[np.ndarray, Callable[[int], str]]  # rows that break a rule, and the message for one of them
+
+
+def _column_checks(col: str, texts: pd.Series) -> list[Check]:
+    """Presence, type and range of one column, in that order."""
+    empty = texts.eq("").to_numpy()
+    checks: list[Check] = []
+    if col not in NULLABLE_COLUMNS:
+        checks.append((empty, lambda i: f"column {col!r} is empty"))
+    if col in INT_COLUMNS:
+        bad = ~empty & ~texts.str.fullmatch(INT_PATTERN).to_numpy(dtype=bool)
+        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid integer"))
+        values = pd.to_numeric(texts.where(~empty & ~bad, "0"))
+    elif col in FLOAT_COLUMNS:
+        values = pd.to_numeric(texts.where(~empty, "0"), errors="coerce")
+        spelled_nan = texts.str.strip().str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
+        bad = ~empty & values.isna().to_numpy() & ~spelled_nan
+        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid number"))
+        infinite = ~empty & ~bad & ~np.isfinite(values.to_numpy(dtype=float))
+        checks.append((infinite, lambda i: f"column {col!r} is {float(texts.iat[i])}, not a finite number"))
+    elif col in BOOL_COLUMNS:
+        bad = ~empty & ~texts.isin(list(BOOLS)).to_numpy()
+        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid true/false"))
+        return checks
+    else:
+        return checks
+    shown = (lambda i: int(texts.iat[i])) if col in INT_COLUMNS else (lambda i: float(texts.iat[i]))
+    numbers = values.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        if col in POSITIVE_COLUMNS:
+            checks.append((~empty & (numbers <= 0), lambda i: f"column {col!r} is {shown(i)}; a time must be positive"))
+        if col in NON_NEGATIVE_COLUMNS:
+            checks.append((~empty & (numbers < 0), lambda i: f"column {col!r} is {shown(i)}; must not be negative"))
+    return checks
+
+
+def _row_checks(raw: pd.DataFrame, file: ResultFile, version: int, lines: list[int]) -> list[Check]:
+    """What a row must agree with: the schema version, params, its file's figure and folder, the other rows."""
+    readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+    versions = raw["schema_version"]
+    params_ok = {text: _params_ok(text) for text in raw["params"].unique()}
+    first_seen = ~raw.duplicated(KEY, keep="first")
+    duplicate = raw.duplicated(KEY, keep="first").to_numpy()
+
+    def dup_message(i: int) -> str:
+        key = tuple(raw.iloc[i][KEY])
+        earlier = int(np.flatnonzero(first_seen & (raw[KEY] == raw.iloc[i][KEY]).all(axis=1))[0])
+        return (f"duplicate sample (run {int(key[0])}, variant {key[1]!r}, params {key[2]!r}, "
+                f"sample {int(key[3])}), first seen at {file.path}:{lines[earlier]}")
+
+    expected_id = figure_id_for(file.stem)
+    return [
+        (versions.ne(str(version)).to_numpy() & versions.str.fullmatch(INT_PATTERN).to_numpy(dtype=bool),
+         lambda i: f"schema_version {versions.iat[i]} is not one this site reads (it reads {readable}; this "
+                   f"file's header is version {version}); see the format history in results/README.md"),
+        (~raw["params"].map(params_ok).to_numpy(dtype=bool),
+         lambda i: f"params {raw['params'].iat[i]!r} is not of the form key=value;key=value"),
+        (raw["figure_id"].ne(expected_id).to_numpy(),
+         lambda i: f"figure_id {raw['figure_id'].iat[i]!r} does not match the file name (expected {expected_id!r})"),
+        (raw["machine"].ne(file.machine).to_numpy(),
+         lambda i: f"machine {raw['machine'].iat[i]!r} does not match its folder {file.machine!r}"),
+        (duplicate, dup_message),
+    ]
+
+
+def _params_ok(text: str) -> bool:
     try:
-        values.map(parse_params)
+        parse_params(text)
     except ValueError:
         return False
     return True
 
 
-def _finite(values: pd.Series) -> bool:
-    present = values.dropna()
-    return bool(present.map(math.isfinite).all())
+def _first_failure(checks: list[Check]) -> tuple[int, str] | None:
+    """The earliest row that breaks any rule, with the first rule (in ``checks`` order) it breaks."""
+    best: tuple[int, int] | None = None
+    for order, (mask, _) in enumerate(checks):
+        hits = np.flatnonzero(mask)
+        if hits.size and (best is None or hits[0] < best[0]):
+            best = (int(hits[0]), order)
+    return None if best is None else (best[0], checks[best[1]][1](best[0]))
 
 
-def load(file: ResultFile) -> pd.DataFrame:
+def _raw_frame(rec: _Records, version: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """The records as a frame of strings in schema order, and which had the wrong field count."""
+    width = len(rec.header)
+    short = np.array([len(r) != width for r in rec.rows], dtype=bool)
+    rows = [r if len(r) == width else (r + [""] * width)[:width] for r in rec.rows]
+    raw = pd.DataFrame(rows, columns=rec.header, dtype=object)
+    if version == 1:
+        raw = raw.assign(**V1_MISSING)
+    return raw[list(COLUMNS)], short
+
+
+def _typed(raw: pd.DataFrame) -> pd.DataFrame:
+    """Validated strings to numbers, booleans and ``None`` for empty optional text."""
+    frame = raw.copy()
+    for col in INT_COLUMNS | FLOAT_COLUMNS:
+        frame[col] = pd.to_numeric(raw[col].replace("", np.nan))
+    for col in BOOL_COLUMNS:
+        frame[col] = raw[col].map(BOOLS)
+    for col in NULLABLE_COLUMNS - FLOAT_COLUMNS - INT_COLUMNS:
+        frame[col] = raw[col].where(raw[col] != "", None)
+    return frame
+
+
+def validate(file: ResultFile) -> pd.DataFrame:
+    """The typed rows of one results file, or :class:`ResultsError` at the first bad line."""
+    if not LABEL_RE.match(file.machine):
+        raise ResultsError(f"{file.path}:1: folder name {file.machine!r} is not a machine label "
+                           "(lower-case letters, digits, '.', '_' and '-')")
+    rec = _split(file.path)
+    _check_header(rec.header, file.path)
+    if not rec.rows and rec.broken is None:
+        raise ResultsError(f"{file.path}:2: no data rows")
+    version = header_version(rec.header)
+    if rec.rows:
+        raw, short = _raw_frame(rec, version)
+        checks: list[Check] = [(short, lambda i: f"{len(rec.rows[i])} fields where the header has "
+                                                 f"{len(rec.header)} (truncated or damaged row)")]
+        for col in COLUMNS:
+            checks += _column_checks(col, raw[col])
+        checks += _row_checks(raw, file, version, rec.lines)
+        failure = _first_failure(checks)
+        if failure:
+            raise ResultsError(f"{file.path}:{rec.lines[failure[0]]}: {failure[1]}")
+    if rec.broken:
+        raise ResultsError(f"{file.path}:{rec.broken}")
+    return _typed(raw)
+
+
+@functools.cache
+def _code_version() -> bytes:
+    """What a validated frame depends on besides the file: this module, the schema, pandas."""
+    from harness import schema
+
+    blob = Path(__file__).read_bytes() + Path(schema.__file__).read_bytes() + pd.__version__.encode()
+    return hashlib.sha256(blob).digest()
+
+
+def load(file: ResultFile, cache: Path | None = None) -> pd.DataFrame:
     """One validated results file as a DataFrame with parsed params as ``p_<key>`` columns.
 
-    Raises :class:`ResultsError` naming the file and line of the first problem.
+    Raises :class:`ResultsError` naming the file and line of the first problem. With
+    ``cache`` (a folder), a file already validated, byte for byte, with this code is
+    read back from there instead (parsing and checking is most of a warm build's load).
     """
-    frame = _fast_frame(file) if LABEL_RE.match(file.machine) else None
-    if frame is None:
-        rows = read_validated(file.path, file)  # raises with file:line if bad
-        frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    params = frame["params"].fillna("").map(parse_params)  # checked above
-    for key in sorted({k for p in params for k in p}):
-        frame[f"p_{key}"] = params.map(lambda p, k=key: p.get(k))
+    if cache is None:
+        return _load(file)
+    digest = hashlib.sha256(_code_version())
+    digest.update(f"{file.machine}\0{file.stem}\0".encode())
+    try:
+        digest.update(file.path.read_bytes())
+    except OSError:
+        return _load(file)  # the loader names the problem
+    stored = cache / f"{digest.hexdigest()}.pkl"
+    if stored.is_file():
+        return pd.read_pickle(stored)
+    frame = _load(file)
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(frame, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, stored)
+    except OSError:
+        pass  # a read-only checkout still builds
+    return frame
+
+
+def _load(file: ResultFile) -> pd.DataFrame:
+    frame = validate(file)
+    params = {text: parse_params(text or "") for text in frame["params"].fillna("").unique()}
+    parsed = frame["params"].fillna("").map(params)
+    for key in sorted({k for p in params.values() for k in p}):
+        frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
     return frame

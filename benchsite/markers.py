@@ -10,14 +10,20 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from markupsafe import Markup
 
-from . import buildcache, fmt, metrics, pages, render, stats
-from .catalog import Catalog
+from harness import layout
+
+from . import fmt, metrics, pages, render, stats
+from .buildcache import BuildCache
+from .catalog import Catalog, Unavailable
 from .fmt import esc
+from .html import render as template
+from .table import sort_key
 
 MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -36,6 +42,7 @@ class Context:
     src_uri: str = ""  # the page's path below docs/, for Markdown links that mkdocs checks
     docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
     site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
+    cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
 
 
 def expand(markdown: str, ctx: Context) -> str:
@@ -44,12 +51,13 @@ def expand(markdown: str, ctx: Context) -> str:
         if FENCE.match(line):
             in_fence = not in_fence
         if not in_fence and "bench:" in line:
-            line = MARKER.sub(lambda m, n=number: _dispatch(m, ctx, n), line)
+            alone = MARKER.fullmatch(line.strip()) is not None  # a block of its own, not inside a sentence
+            line = MARKER.sub(lambda m, n=number, a=alone: _dispatch(m, ctx, n, a), line)
         out.append(line)
     return "\n".join(out)
 
 
-def _dispatch(match: re.Match, ctx: Context, line: int) -> str:
+def _dispatch(match: re.Match, ctx: Context, line: int, alone: bool = True) -> str:
     kind, args = match.group(1), match.group(2).split()
     handler = HANDLERS.get(kind)
     if handler is None:
@@ -57,6 +65,12 @@ def _dispatch(match: re.Match, ctx: Context, line: int) -> str:
                           f"(known: {', '.join(sorted(HANDLERS))})")
     try:
         return handler(args, ctx)
+    except Unavailable as err:
+        # The data this marker needs is missing or invalid: say so where it would have been
+        # (a strict build fails on the warning, which names the file and line).
+        ctx.on_problem(str(err))
+        fig_id = args[0] if args else kind
+        return render.error_box(fig_id, str(err), inline=not alone)
     except (KeyError, ValueError) as err:
         raise MarkerError(f"{ctx.page}:{line}: bench:{kind} {' '.join(args)}: {err}") from None
 
@@ -82,32 +96,14 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     fig = ctx.catalog.figures[_figure_id(args, ctx)]
     machines = ctx.catalog.machines(fig.id)
     # A chapter shows at most a few machines (preferred first); /bench has them all.
-    panels = {m: _machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
+    panels = {m: pages.machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
     body = render.tabs(fig.id, panels) if panels else render.error_box(
         fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
     if not panels:
         ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
     bench_page = posixpath.relpath(pages.figure_src(fig.id), posixpath.dirname(ctx.src_uri) or ".")
-    more = f" ({len(machines) - len(panels)} more machines there)" if len(machines) > len(panels) else ""
-    return (f"### {esc(fig.title)} {{ #{fig.id} }}\n\n"
-            f"[Link to this figure](#{fig.id}){{ .bench-permalink }} · "
-            f"[Every machine, comparison, cite block]({bench_page}){more}\n\n"
-            f"<div class=\"bench-figure\" data-figure=\"{fig.id}\" markdown=\"0\">\n"
-            f"<p class=\"bench-caption\">{esc(fig.caption)}</p>\n{body}\n</div>\n\n"
-            f"???+ example \"The code that produced it: `{fig.script_rel}`\"\n\n"
-            f"{render.code_block(fig)}")
-
-
-def _machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
-    cat = ctx.catalog
-    if (fig_id, machine) in cat.errors:
-        ctx.on_problem(cat.errors[(fig_id, machine)])
-        return render.error_box(fig_id, cat.errors[(fig_id, machine)])
-    fig = cat.figures[fig_id]
-    csv_url = ctx.link(f"results/{machine}/{fig.stem}.csv")
-    frame = cat.frames[(fig_id, machine)]
-    source = cat.results / machine / f"{fig.stem}.csv"
-    return buildcache.machine_panel(frame, fig, cat.current_sha(fig_id), csv_url, source)
+    return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
+                        body=Markup(body), code=Markup(render.code_block(fig)))) + "\n"
 
 
 # --- bench:value ------------------------------------------------------------------------
@@ -133,16 +129,12 @@ def value_marker(args: list[str], ctx: Context) -> str:
     if stat not in STATS:
         raise ValueError(f"unknown stat {stat!r} (known: {', '.join(sorted(STATS))})")
     machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
-    if (fig_id, machine) not in ctx.catalog.frames:
-        raise ValueError(f"no valid results for {fig_id} on {machine}")
-    frame = ctx.catalog.frames[(fig_id, machine)]
+    frame = ctx.catalog.frame(fig_id, machine)
     title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
     if stat == "verdict":  # the reason goes in the title, and the words link to the rule
         decided = _verdict_of(frame, opts, ctx.catalog.figures[fig_id])
-        return (f'<a class="bench-value" href="{esc(ctx.link(render.RULE_PATH))}" '
-                f'title="{esc(f"{title}; paired rule: {decided.reason}")}">{esc(decided.text)}</a>')
-    text = STATS[stat](frame, opts, ctx.catalog.figures[fig_id])
-    return f'<span class="bench-value" title="{esc(title)}">{esc(text)}</span>'
+        return render.value(decided.text, f"{title}; paired rule: {decided.reason}", ctx.link(render.RULE_PATH))
+    return render.value(STATS[stat](frame, opts, ctx.catalog.figures[fig_id]), title)
 
 
 def _pair(frame: pd.DataFrame, opts: dict[str, str], fig) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -217,7 +209,7 @@ def _stat_field(frame, opts, fig) -> str:
     col = f"p_{key}" if f"p_{key}" in rows else key
     if col not in rows:
         raise ValueError(f"no column or parameter {key!r} in the results")
-    return ", ".join(sorted({str(v) for v in rows[col].dropna()}, key=render._sort_key))
+    return ", ".join(sorted({str(v) for v in rows[col].dropna()}, key=sort_key))
 
 
 def _stat_runs(frame, opts, fig) -> str:
@@ -275,7 +267,7 @@ def ranked_marker(args: list[str], ctx: Context) -> str:
     if not by or "variant" not in opts:
         raise ValueError("needs variant= and by= (the parameter that names each line)")
     machine = ctx.catalog.prose_machine(fig_id)
-    rows = _select(ctx.catalog.frames[(fig_id, machine)], opts)
+    rows = _select(ctx.catalog.frame(fig_id, machine), opts)
     if f"p_{by}" not in rows:
         raise ValueError(f"no parameter {by!r} in the selected rows")
     return render.ranked_table(rows, by, top, metric, f"{fig_id} on {machine}")
@@ -291,11 +283,32 @@ def file_marker(args: list[str], ctx: Context) -> str:
     if not name:
         raise ValueError("needs name= (the side file's name after the figure's stem)")
     machine = ctx.catalog.prose_machine(fig_id)
-    filename = f"{ctx.catalog.figures[fig_id].stem}.{name}"
-    if not (ctx.catalog.results / machine / filename).is_file():
+    stem = ctx.catalog.figures[fig_id].stem
+    filename = layout.side_file(ctx.catalog.results, machine, stem, name).name
+    if not layout.side_file(ctx.catalog.results, machine, stem, name).is_file():
         raise ValueError(f"no side file {filename} in {ctx.catalog.results / machine}")
-    url = ctx.link(f"results/{machine}/{filename}")
+    url = ctx.link(layout.site_path(machine, stem, name))
     return f'<a href="{esc(url)}" download><code>{esc(filename)}</code></a>'
+
+
+# --- bench:timeline ---------------------------------------------------------------------
+
+def timeline_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:timeline fig-id name=timeline.json -->``: a side file of traced steps
+    (``benchsite/timeline.py`` says its format) drawn as a small timeline, from the machine
+    the prose quotes."""
+    from . import timeline  # only pages that draw a timeline need it
+
+    fig_id = _figure_id(args, ctx)
+    name = _options(args[1:]).get("name")
+    if not name:
+        raise ValueError("needs name= (the side file's name after the figure's stem)")
+    machine = ctx.catalog.prose_machine(fig_id)
+    stem = ctx.catalog.figures[fig_id].stem
+    path = layout.side_file(ctx.catalog.results, machine, stem, name)
+    if not path.is_file():
+        raise ValueError(f"no side file {path.name} in {ctx.catalog.results / machine}")
+    return timeline.html(path, f"{fig_id} on {machine}", ctx.link(layout.site_path(machine, stem, name)))
 
 
 # --- bench:detail -----------------------------------------------------------------------
@@ -306,9 +319,7 @@ def detail_marker(args: list[str], ctx: Context) -> str:
     fig_id = _figure_id(args, ctx)
     opts = _options(args[1:])
     machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
-    if (fig_id, machine) not in ctx.catalog.frames:
-        raise ValueError(f"no valid results for {fig_id} on {machine}")
-    frame = ctx.catalog.frames[(fig_id, machine)]
+    frame = ctx.catalog.frame(fig_id, machine)
     return render.detail_list(_select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
 
 
@@ -371,14 +382,35 @@ def verdict_rule_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-rule min-effect -->``: one constant of the verdict rule, from the code."""
     if len(args) != 1 or args[0] not in RULE_VALUES:
         raise ValueError(f"needs one of {', '.join(RULE_VALUES)}")
-    return f'<span class="bench-value" title="benchsite/stats.py">{esc(RULE_VALUES[args[0]]())}</span>'
+    return render.value(RULE_VALUES[args[0]](), "benchsite/stats.py")
+
+
+# --- bench:roofline ---------------------------------------------------------------------
+
+def roofline_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:roofline fig-id [show=chart|table|ceiling|percent|bound|intensity|crossover]
+    [ceiling=fig-machine-peak] [machine=...] [filters] -->``: the figure's rows on the measured
+    roofline of the same machine (benchsite/roofline.py), or a crossover of two variants."""
+    from . import roofline
+
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    ceiling_id = opts.pop("ceiling", "fig-machine-peak")
+    frame = ctx.catalog.frame(fig_id, machine)
+    # The ceilings come from another figure on the same machine; without them, an error box.
+    peak = ctx.catalog.frame(ceiling_id, machine) if opts.get("show", "chart") != "crossover" else None
+    return roofline.marker(opts, frame, peak,
+                           list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", _select)
 
 
 HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
+    "roofline": roofline_marker,
     "figure": figure_marker,
     "value": value_marker,
     "ranked": ranked_marker,
     "file": file_marker,
+    "timeline": timeline_marker,
     "detail": detail_marker,
     "verdict-rates": verdict_rates_marker,
     "verdict-rule": verdict_rule_marker,

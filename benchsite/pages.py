@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from . import buildcache, compare, render
-from .catalog import Catalog
+from harness import layout
+
+from . import compare, render
+from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
-from .headline import Headline, headline
+from .html import render as template
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
@@ -123,40 +124,26 @@ def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
     return ", ".join(sorted({str(v)[:width] for v in frame[col].dropna().unique()}))
 
 
-def reference(cat: Catalog, fig_id: str) -> str | None:
-    """The machine the others are compared with: the site's preferred one when it has
-    valid results for this figure, else the first that does."""
-    good = [m for m in cat.machines(fig_id) if (fig_id, m) in cat.frames]
-    return good[0] if good else None
-
-
-# --- per-build memo: the same headline and comparison appear on several pages -------------
-
-T = TypeVar("T")
-_BUILD: dict = {"catalog": None, "memo": {}}
-
-
-def _memo(cat: Catalog, key: tuple, compute: Callable[[], T]) -> T:
-    if _BUILD["catalog"] is not cat:
-        _BUILD.update(catalog=cat, memo={})
-    memo = _BUILD["memo"]
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
-
-
-def _headline(cat: Catalog, fig: Figure, machine: str) -> Headline | None:
-    return _memo(cat, ("headline", fig.id, machine), lambda: headline(cat.frames[(fig.id, machine)], fig))
-
-
 def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
     # machines=True: these pages compare machines on purpose, so different hardware is the point
-    return _memo(cat, ("cells", fig.id, machine, ref), lambda: compare.cells(
-        cat.frames[(fig.id, machine)], cat.frames[(fig.id, ref)], fig, machines=True))
+    return cat.memo(("cells", fig.id, machine, ref), lambda: compare.table_cells(
+        cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True))
 
 
-def _is_stale(cat: Catalog, fig: Figure, machine: str) -> bool:
-    return render.is_stale(cat.frames[(fig.id, machine)], cat.current_sha(fig.id))
+def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:
+    return f"[CSV]({_rel(ctx, layout.site_path(machine, fig.stem))})"
+
+
+def machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
+    """One machine's panel from its table model, or an error box naming the bad file."""
+    cat = ctx.catalog
+    try:
+        tab = cat.table(fig_id, machine)
+    except Unavailable as err:
+        ctx.on_problem(str(err))
+        return render.error_box(fig_id, str(err))
+    csv_url = ctx.link(layout.site_path(machine, tab.fig.stem))
+    return ctx.cache.machine_panel(tab, csv_url, cat.csv_digest(fig_id, machine))
 
 
 # --- bench:index -------------------------------------------------------------------------
@@ -171,12 +158,12 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     if (fig.id, machine) in cat.errors:
         ctx.on_problem(cat.errors[(fig.id, machine)])
         return [f"**invalid results**: {md(cat.errors[(fig.id, machine)])}", "—", "—"]
-    frame = cat.frames[(fig.id, machine)]
-    head = _headline(cat, fig, machine)
-    runs = f"{frame['run'].nunique()} runs"
+    tab = cat.table(fig.id, machine)
+    frame, head = tab.frame, tab.headline
+    runs = f"{tab.runs} runs"
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}</small>" if head else f"— ({runs})"
     when = f"{dates(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
-    state = "**⚠ stale**" if _is_stale(cat, fig, machine) else "current"
+    state = "**⚠ stale**" if tab.stale else "current"
     return [shown, when, state]
 
 
@@ -190,7 +177,7 @@ def _index_rows(fig: Figure, ctx: Context) -> list[str]:
     rows = []
     for i, machine in enumerate(machines):
         who = f"[{md(machine)}]({_rel(ctx, machine_src(fig.id, machine))})"
-        csv = f"[CSV]({_rel(ctx, f'results/{machine}/{fig.stem}.csv')})"
+        csv = _csv_link(ctx, fig, machine)
         cells = [name if i == 0 else "", who, *_machine_cells(cat, fig, machine, ctx), chapter if i == 0 else "", csv]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -206,13 +193,14 @@ def index_marker(args: list[str], ctx: Context) -> str:
 
 # --- bench:page --------------------------------------------------------------------------
 
-def cite_text(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context) -> str:
+def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
     """What to paste into a review: which figure, on what, which version, when, from which commit, where."""
-    first, cat = frame.iloc[0], ctx.catalog
-    head = _headline(cat, fig, machine)
+    tab = ctx.catalog.table(fig.id, machine)
+    frame, head = tab.frame, tab.headline
+    first = frame.iloc[0]
     commits = _distinct(frame, "git_commit", 12)
     dirty = " (with uncommitted changes)" if frame["git_dirty"].any() else ""
-    state = "STALE: the script or the harness changed since" if _is_stale(cat, fig, machine) else "current"
+    state = "STALE: the script or the harness changed since" if tab.stale else "current"
     site = ctx.site_url.rstrip("/")
     lines = [
         f"{fig.id}: {fig.title}",
@@ -227,22 +215,12 @@ def cite_text(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context) -> s
     return "\n".join(line for line in lines if line)
 
 
-def cite_block(frame: pd.DataFrame, fig: Figure, machine: str, ctx: Context, is_open: bool) -> str:
-    return (f"<details class=\"bench-cite\"{' open' if is_open else ''}><summary>Cite this result</summary>\n"
-            f"<pre><code>{esc(cite_text(frame, fig, machine, ctx))}</code></pre>\n</details>")
-
-
 def bench_panel(fig: Figure, machine: str, ctx: Context, cite_open: bool) -> str:
-    """One machine's full result (render.machine_panel) plus its cite block."""
-    cat = ctx.catalog
-    if (fig.id, machine) in cat.errors:
-        ctx.on_problem(cat.errors[(fig.id, machine)])
-        return render.error_box(fig.id, cat.errors[(fig.id, machine)])
-    frame = cat.frames[(fig.id, machine)]
-    csv_url = ctx.link(f"results/{machine}/{fig.stem}.csv")
-    source = cat.results / machine / f"{fig.stem}.csv"
-    panel = buildcache.machine_panel(frame, fig, cat.current_sha(fig.id), csv_url, source)
-    return panel + "\n" + cite_block(frame, fig, machine, ctx, cite_open)
+    """One machine's full result (:func:`machine_panel`) plus its cite block."""
+    panel = machine_panel(fig.id, machine, ctx)
+    if ctx.catalog.problem(fig.id, machine):
+        return panel
+    return f"{panel}\n{template('cite.html', open=cite_open, text=cite_text(fig, machine, ctx))}"
 
 
 def _table_div(css: str, table: str) -> str:
@@ -257,12 +235,10 @@ def _html(*parts: str) -> str:
 
 def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
     cat = ctx.catalog
-    stale = [m for m in machines if (fig.id, m) in cat.frames and _is_stale(cat, fig, m)]
+    stale = [m for m in machines if (fig.id, m) in cat.frames and cat.table(fig.id, m).stale]
     if not stale:
         return ""
-    return (f"<p class=\"bench-stale\"><strong>Stale</strong> on {', '.join(esc(m) for m in stale)}: "
-            f"{esc(fig.script_rel)} has changed since those results were recorded; rerun "
-            "<code>make bench</code> there to refresh them.</p>")
+    return template("stale_note.html", machines=stale, script=fig.script_rel)
 
 
 def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
@@ -271,7 +247,7 @@ def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
             "|---|---|---|---|---|---|"]
     for machine in cat.machines(fig.id):
         who = f"[{md(machine)}]({_rel(ctx, machine_src(fig.id, machine))})"
-        csv = f"[CSV]({_rel(ctx, f'results/{machine}/{fig.stem}.csv')})"
+        csv = _csv_link(ctx, fig, machine)
         if (fig.id, machine) not in cat.frames:
             rows.append(f"| {who} | **invalid results** (its page says why) | — | — | — | {csv} |")
             continue
@@ -334,7 +310,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
     cat = ctx.catalog
     machines = cat.machines(fig.id)
     good = [m for m in machines if (fig.id, m) in cat.frames]
-    ref = reference(cat, fig.id)
+    ref = cat.reference(fig.id)
     head = _html(_stale_note(fig, ctx, machines), f"<p class=\"bench-caption\">{esc(fig.caption)}</p>")
     if not machines:
         return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(render.error_box(
@@ -349,7 +325,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
 
 def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     cat = ctx.catalog
-    ref = reference(cat, fig.id)
+    ref = cat.reference(fig.id)
     parts = [_html(f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),

@@ -52,7 +52,7 @@ def test_index_lists_each_figure_on_each_machine_with_its_headline(tmp_path, doc
     rows = [line for line in html.splitlines() if "](fig-demo/cpu-" in line]
     assert len(rows) == 2 and "](fig-demo/cpu-a.md)" in rows[0]  # the preferred machine first
     assert "](fig-demo/index.md)" in html and "](fig-demo/cpu-b.md)" in html
-    assert "](../results/cpu-b/demo.csv)" in html
+    assert "](../results/cpu-b/demo.csv.gz)" in html
     assert "100× &#91;100..100&#93;" in html and "slow / fast at n=16 · 5 runs" in html
     assert "2026-02-03" in html and "jax 0.10.2" in html
     assert "[The chapter](../chapter.md#fig-demo)" in html
@@ -76,7 +76,7 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
     assert html.count("Cite this result") == 2
     assert '--8<-- "' in html and ':measure"' in html
     assert "<strong>Stale</strong> on cpu-a, cpu-b" in html
-    assert "/results/cpu-b/demo.csv" in html
+    assert "/results/cpu-b/demo.csv.gz" in html
 
 
 def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):

@@ -4,57 +4,91 @@ import pytest
 
 from benchfixtures import demo_figure, write_machine
 from benchsite import buildcache, render
+from benchsite.buildcache import BuildCache
 from benchsite.catalog import CodeHash
 from benchsite.load import ResultFile, load
+from benchsite.table import Table
+from harness import provenance
 
 
 @pytest.fixture
 def setup(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
-    buildcache.forget()
     calls = []
 
-    def fake_chart(frame, fig):  # drawing is what the cache saves; count it
-        calls.append(frame.iloc[0]["machine"])
-        return f"<svg>{frame['time_s'].sum()}</svg>"
+    def fake_chart(tab):  # drawing is what the cache saves; count it
+        calls.append(tab.machine)
+        return f"<svg>{tab.frame['time_s'].sum()}</svg>"
 
     monkeypatch.setattr(render, "panel_chart", fake_chart)
     path = write_machine(tmp_path / "results", "cpu-a")
     yield demo_figure(tmp_path), path, calls
-    buildcache.forget()
 
 
-def frame_of(path):
-    return load(ResultFile(path.parent.name, path.stem, path))
+def table_of(path, fig, current=None):
+    return Table.of(load(ResultFile(path.parent.name, path.stem, path)), fig, current)
 
 
 def test_a_chart_is_drawn_once_then_read_back(setup):
     fig, path, calls = setup
-    first = buildcache.chart_placeholder(frame_of(path), fig)
-    buildcache.forget()  # a new build: memory is empty, the disk is not
-    assert buildcache.chart_placeholder(frame_of(path), fig) == first
+    first = BuildCache().chart_placeholder(table_of(path, fig))
+    again = BuildCache()  # a new build: memory is empty, the disk is not
+    assert again.chart_placeholder(table_of(path, fig)) == first
     assert calls == ["cpu-a"]
-    assert buildcache.fill(f"<p>{first}</p>").startswith("<p><svg>")
+    assert again.fill(f"<p>{first}</p>").startswith("<p><svg>")
 
 
 def test_changed_samples_draw_a_new_chart(setup):
     fig, path, calls = setup
-    before = buildcache.chart_placeholder(frame_of(path), fig)
+    cache = BuildCache()
+    before = cache.chart_placeholder(table_of(path, fig))
     write_machine(path.parents[1], "cpu-a", scale=2.0)
-    assert buildcache.chart_placeholder(frame_of(path), fig) != before
+    assert cache.chart_placeholder(table_of(path, fig)) != before
     assert calls == ["cpu-a", "cpu-a"]
+
+
+def test_the_chart_key_covers_the_code_that_draws_axis_labels():
+    assert "fmt.py" in buildcache.CHART_CODE and "chart.py" in buildcache.CHART_CODE
 
 
 def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     fig, path, _ = setup
-    frame = frame_of(path)
     rendered = []
     real = render.machine_panel
-    monkeypatch.setattr(render, "machine_panel", lambda *a: rendered.append(a[2:4]) or real(*a))
-    one, two = CodeHash("sha-1", "h"), CodeHash("sha-2", "h")
-    panel = buildcache.machine_panel(frame, fig, one, "a.csv", path)
-    assert buildcache.machine_panel(frame, fig, one, "a.csv", path) == panel
-    buildcache.machine_panel(frame, fig, two, "a.csv", path)  # the script changed: stale now
-    buildcache.machine_panel(frame, fig, one, "../a.csv", path)  # another page's link
-    assert rendered == [(one, "a.csv"), (two, "a.csv"), (one, "../a.csv")]
+    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg: rendered.append((tab.stale, url))
+                        or real(tab, url, svg))
+    harness = provenance.harness_sha256()
+    one, two = table_of(path, fig, CodeHash("x" * 64, harness)), table_of(path, fig, CodeHash("y" * 64, harness))
+    cache = BuildCache()
+    digest = "d" * 64  # the results file's sha256
+    panel = cache.machine_panel(one, "a.csv", digest)
+    assert cache.machine_panel(one, "a.csv", digest) == panel
+    cache.machine_panel(two, "a.csv", digest)  # the script changed: stale now
+    cache.machine_panel(one, "../a.csv", digest)  # another page's link
+    assert [url for _, url in rendered] == ["a.csv", "a.csv", "../a.csv"]
+    assert [bool(stale) for stale, _ in rendered] == [False, True, False]
     assert "<!--bench-chart:" in panel and "<svg" not in panel  # the chart goes in after Markdown
+
+
+def test_a_validated_file_is_read_back_until_its_bytes_change(tmp_path):
+    path = write_machine(tmp_path / "results", "cpu-a")
+    file, cache = ResultFile("cpu-a", "demo", path), tmp_path / "frames"
+    first = load(file, cache)
+    assert len(list(cache.glob("*.pkl"))) == 1 and load(file, cache).equals(first)
+    write_machine(tmp_path / "results", "cpu-a", scale=2.0)
+    assert load(file, cache)["time_s"].sum() == pytest.approx(2 * first["time_s"].sum())
+    path.write_text(path.read_text().replace("cpu-a", "cpu-b", 1).replace("\n", "\nbroken\n", 1))
+    with pytest.raises(ValueError, match=r"demo\.csv:2:"):  # a bad file is never cached, always named
+        load(file, cache)
+
+
+def test_predraw_draws_missing_charts_in_parallel_and_the_pages_reuse_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    fig = demo_figure(tmp_path)
+    tabs = [table_of(write_machine(tmp_path / "results", m, scale=s), fig) for m, s in (("cpu-a", 1), ("cpu-b", 2))]
+    cache = BuildCache()
+    assert cache.predraw(tabs, workers=2) == 2
+    monkeypatch.setattr(render, "panel_chart", lambda tab: pytest.fail("drawn twice"))
+    placeholders = [cache.chart_placeholder(t) for t in tabs]
+    assert all("<svg" in cache.fill(p) for p in placeholders)
+    assert BuildCache().predraw(tabs, workers=2) == 0  # on disk now: nothing to draw

@@ -3,10 +3,11 @@ rule (docs/verdicts.md), and no verdict across different hardware unless asked."
 
 import pytest
 
-from benchsite import compare, render, stats
+from benchsite import compare, stats
 from benchsite.catalog import Catalog
 from benchsite.figures import Figure
 from benchsite.load import ResultFile, load
+from benchsite.table import Table, groups
 from harness import results
 from test_results import make_row
 
@@ -98,11 +99,14 @@ def test_only_cells_both_machines_measured_are_compared(tmp_path, fig):
 
 def test_quantities_are_the_tables_numbers(tmp_path, fig):
     frame = frame_of(write_machine(tmp_path, "cpu-a", spread=0.3, runs=4))
-    found = compare.quantities(frame, fig)
-    for label, rows in render.groups(frame, fig):
+    tab = Table.of(frame, fig)
+    for label, rows in groups(frame, fig):
+        row = next(r for r in tab.rows if r.label == label)
         for variant in fig.variants:
-            assert found[(label, variant)][0] == render.cell_summary(rows, variant)
-        assert found[(label, "slow / fast")][0] == render.ratio_summary(rows, fig)
+            expected = stats.summarize(stats.run_medians(rows[rows["variant"] == variant]))
+            assert tab.quantities[(label, variant)][0] == row.cells[variant] == expected
+        ratio = stats.summarize(stats.ratio_per_run(*(rows[rows["variant"] == v] for v in fig.ratio)))
+        assert tab.quantities[(label, "slow / fast")][0] == row.ratio == ratio
 
 
 def test_html_and_text_show_the_same_rows(tmp_path, fig):

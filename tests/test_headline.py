@@ -6,8 +6,12 @@ import pytest
 
 from benchfixtures import demo_figure, write_machine
 from benchsite.figures import FigureError, read_figure
-from benchsite.headline import headline
 from benchsite.load import ResultFile, load
+from benchsite.table import Table
+
+
+def headline(frame, fig):
+    return Table.of(frame, fig).headline
 
 
 @pytest.fixture

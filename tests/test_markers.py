@@ -102,7 +102,7 @@ def test_figure_marker_escapes_text_and_embeds_the_script_section(catalog):
     assert "### Demo &lt;b&gt; { #fig-demo }" in out
     assert "A &amp; B" in out and "<script>" not in out
     assert '--8<-- "' in out and ':measure"' in out
-    assert 'href="../results/cpu-test-2c/demo.csv"' in out
+    assert 'href="../results/cpu-test-2c/demo.csv.gz"' in out
     assert "STALE" in out  # the recorded sha256 is not the script's
 
 

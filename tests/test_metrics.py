@@ -8,6 +8,7 @@ from benchsite.catalog import Catalog, CodeHash
 from benchsite.figures import Figure, FigureError, read_figure
 from benchsite.markers import Context, MarkerError, expand
 from benchsite.render import machine_panel, table
+from benchsite.table import Table
 from harness import provenance, results
 from harness.schema import format_params
 from test_results import make_row
@@ -93,13 +94,14 @@ def test_a_figure_asking_for_an_unknown_metric_names_its_file_and_line(tmp_path)
 # --- tables ---------------------------------------------------------------------------------
 
 def test_time_table_is_unchanged_by_the_metric_option(demo):
-    html = table(frame(demo), demo.figures["fig-demo"])
+    html = table(Table.of(frame(demo), demo.figures["fig-demo"]))
     assert "1.10 ms [1.00..1.20]" in html and "2.20 ms [2.00..2.40]" in html
     assert "GB/s" not in html
 
 
 def test_panel_adds_one_table_per_metric_in_figure_order(demo):
-    html = machine_panel(frame(demo), demo.figures["fig-demo"], CodeHash("x" * 64, provenance.harness_sha256()), "demo.csv")
+    tab = Table.of(frame(demo), demo.figures["fig-demo"], CodeHash("x" * 64, provenance.harness_sha256()))
+    html = machine_panel(tab, "demo.csv")
     order = [html.index(label) for label in ("Achieved bandwidth", "Achieved FLOP/s", "Error against")]
     assert order == sorted(order)
     assert "455 GB/s" in html  # narrow: 1e9 bytes / 2.2 ms

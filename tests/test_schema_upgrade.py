@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from benchsite.catalog import CodeHash, stale_reason
-from benchsite.load import ResultFile, ResultsError, load, read_validated
+from benchsite.load import ResultFile, ResultsError, load
 from harness import provenance, results
 from harness.schema import COLUMNS, V1_MISSING
 from test_results import make_row
@@ -36,8 +36,6 @@ def test_a_version_1_file_is_upgraded_on_load(v1_file):
     assert set(frame["session_id"]) == {"unknown"} and set(frame["cpu_family"]) == {"unknown"}
     assert set(frame["harness_sha256"]) == {"unknown"} and set(frame["cache_hits"]) == {0}
     assert frame["seq"].isna().all()
-    slow = read_validated(v1_file.path, v1_file)  # the row-by-row reader agrees
-    assert [r["session_id"] for r in slow] == ["unknown"] * 6 and slow[0]["seq"] is None
 
 
 def test_a_version_1_file_counts_as_stale(v1_file):
@@ -75,6 +73,6 @@ def test_a_harness_change_marks_every_figure_stale(tmp_path):
     write_machine(tmp_path / "results", "cpu-test-2c", sha=sha)
     cat = Catalog.build(tmp_path / "results", {fig.id: fig})
     assert cat.stale() == []
-    cat._sha.clear()
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})  # the next build, after the harness changed
     cat._sha[""] = "a-different-harness"
     assert cat.stale() == [("fig-demo", "cpu-test-2c")]

@@ -1,5 +1,6 @@
 """The site builds strict from the committed results, and its pages say what they show."""
 
+import gzip
 
 from conftest import REPO
 
@@ -17,9 +18,11 @@ def test_dispatch_figure_section_is_complete(built_site):
     assert "bench:value" not in html and "bench:figure" not in html  # every marker expanded
 
 
-def test_every_committed_csv_is_downloadable(built_site):
+def test_every_committed_csv_is_downloadable_compressed(built_site):
     for csv in (REPO / "results").glob("*/*.csv"):
-        assert (built_site / "results" / csv.parent.name / csv.name).is_file()
+        served = built_site / "results" / csv.parent.name / f"{csv.name}.gz"
+        assert gzip.decompress(served.read_bytes()) == csv.read_bytes()
+    assert not list(built_site.glob("results/*/*.csv"))  # one copy, compressed
 
 
 def test_asynchronous_dispatch_page_shows_its_four_figures(built_site):

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 import re
 
 from benchsite import REPO, compare, markers, stats
-from benchsite.table import groups
 from benchsite.figures import all_figures
 from benchsite.load import ResultFile, ResultsError, load
+from benchsite.table import groups
 
 
 def _frames(folder: Path) -> dict[str, object]:

@@ -31,10 +31,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .layout import BENCH_DIR, RESULTS_DIR, figure_scripts, results_file, side_file
 from .provenance import new_session_id
 from .results import read_rows, to_csv_text, write_atomic
 
-BENCH_DIR = Path(__file__).resolve().parents[1]
 REPO = BENCH_DIR.parent
 DEFAULT_RUNS = 9
 RUN_TIMEOUT_S = 900  # one process of one figure; far above any figure's budget
@@ -50,11 +50,6 @@ class Outcome:
     ok: bool
     wall_s: float
     message: str
-
-
-def figure_scripts(bench_dir: Path = BENCH_DIR) -> list[Path]:
-    """Every figure script: top-level ``*.py`` in ``bench_scripts/`` except ``run.py``."""
-    return sorted(p for p in bench_dir.glob("*.py") if p.name != "run.py" and not p.name.startswith("_"))
 
 
 @contextlib.contextmanager
@@ -137,13 +132,13 @@ def publish(fig: Figure, results: Path, staging: Path) -> Outcome:
         text, machine = _merge(fig.stem, fig.parts)
         side = staging / f"{fig.stem}.run0.artifacts"
         for item in sorted(side.glob("*")) if side.is_dir() else []:
-            write_atomic(results / machine / f"{fig.stem}.{item.name}", item.read_bytes(), staging=staging)
-        write_atomic(results / machine / f"{fig.stem}.csv", text, staging=staging)
+            write_atomic(side_file(results, machine, fig.stem, item.name), item.read_bytes(), staging=staging)
+        write_atomic(results_file(results, machine, fig.stem), text, staging=staging)
         (staging.parent / "last_machine").write_text(machine)  # the site quotes this machine
     except (OSError, ValueError, RuntimeError, csv.Error) as err:
         return Outcome(fig.stem, False, fig.wall_s, str(err))
     return Outcome(fig.stem, True, fig.wall_s,
-                   f"{len(fig.parts)} runs -> {results / machine / (fig.stem + '.csv')}")
+                   f"{len(fig.parts)} runs -> {results_file(results, machine, fig.stem)}")
 
 
 def run_session(scripts: list[Path], runs: int, smoke: bool, results: Path, staging: Path,
@@ -197,7 +192,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
                    help="processes per figure (R); default 5 or $R")
     p.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
                    help="tiny sizes and budgets")
-    p.add_argument("--results", type=Path, default=REPO / "results", help="results root folder")
+    p.add_argument("--results", type=Path, default=RESULTS_DIR, help="results root folder")
     p.add_argument("--only", nargs="*", default=None, help="figure stems to run (default: all)")
     p.add_argument("--session", default="", help="session id (default: a new one, from the clock)")
     return p.parse_args(argv)

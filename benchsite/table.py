@@ -1,0 +1,140 @@
+"""The table model: one figure on one machine, computed once, read by every view.
+
+Everything the site says about a (figure, machine) pair is derived here from its
+validated samples, once per build (``Catalog.table`` caches it): the table's rows
+in order, each cell's per-run values and median [min..max], the ratio column,
+the paired verdict per row, the spread per variant, the stale reason and the
+headline. The chapter panel, the /bench pages, the comparison, ``make compare``
+and the prose values only select from it and format; no view regroups samples.
+
+(One results file holds one session today; a file with several sessions is one
+table, and the provenance lists every session.)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import metrics, stats
+from .figures import Figure
+from .headline import Headline, choose_headline
+from .staleness import CodeHash, stale_reason
+
+
+def sort_key(value: object) -> tuple:
+    """Numbers in numeric order, then text: ``n=8`` before ``n=16``."""
+    try:
+        return (0, float(value), "")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(label, rows) per table row, in numeric order of the group_by params."""
+    cols = [f"p_{k}" for k in fig.group_by]
+    if not cols:
+        yield "", frame
+        return
+    missing = [c for c in cols if c not in frame]
+    if missing:
+        raise ValueError(f"{fig.id}: results have no params {', '.join(c[2:] for c in missing)}")
+    keyed = sorted(frame.groupby(cols, sort=False), key=lambda kv: [sort_key(v) for v in kv[0]])
+    for values, rows in keyed:
+        yield ", ".join(f"{k}={v}" for k, v in zip(fig.group_by, values)), rows
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a figure's table: one value of the group_by params."""
+
+    label: str  # "n=1024"; "" for a one-row figure
+    params: dict[str, str]  # the group_by values of this row
+    samples: pd.DataFrame  # every sample of the row, all variants
+    run_medians: dict[str, pd.Series]  # variant -> median time per run (variants present only)
+    cells: dict[str, stats.Summary]  # variant -> median [min..max] of the run medians
+    ratio: stats.Summary | None  # the figure's ratio a / b: of the per-run ratios
+    verdict: stats.Verdict | None  # the paired rule on the ratio pair, run by run
+
+    def metric(self, name: str) -> dict[str, stats.Summary | None]:
+        """variant -> median [min..max] over runs of another quantity (metrics.py)."""
+        return {v: metrics.summary(part, name) for v, part in self.samples.groupby("variant", sort=False)}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Run-to-run and within-run spread of one variant across the table's rows."""
+
+    variant: str
+    runs: int
+    between: tuple[float, ...]  # per row: (max - min) / median of the run medians
+    within: tuple[float, ...]  # per row: median over runs of IQR / median
+    noise: str  # stats.noise_label of the noisiest row
+
+
+def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
+    medians = samples.groupby(["variant", "run"])["time_s"].median()
+    present = set(medians.index.get_level_values(0))
+    per_run = {v: medians.loc[v] for v in fig.variants if v in present}
+    ratio, verdict = None, None
+    if fig.ratio and all(v in per_run for v in fig.ratio):
+        a, b = per_run[fig.ratio[0]], per_run[fig.ratio[1]]
+        common = a.index.intersection(b.index)
+        if len(common):
+            ratio = stats.summarize(a[common] / b[common])
+        verdict = stats.paired_verdict(a, b)
+    params = {k: str(samples[f"p_{k}"].iloc[0]) for k in fig.group_by}
+    return Row(label, params, samples, per_run, {v: stats.summarize(m) for v, m in per_run.items()},
+               ratio, verdict)
+
+
+def _spreads(rows: tuple[Row, ...], fig: Figure) -> tuple[Spread, ...]:
+    out = []
+    for variant in fig.variants:
+        cells = [(r.cells[variant], r.samples[r.samples["variant"] == variant]) for r in rows if variant in r.cells]
+        if not cells:
+            continue
+        within = tuple(stats.within_spread(part) for _, part in cells)
+        runs = pd.concat([part for _, part in cells])["run"].nunique()
+        out.append(Spread(variant, runs, tuple(s.range_frac for s, _ in cells), within,
+                          stats.noise_label(float(pd.Series(within).max()))))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One figure on one machine: see the module docstring."""
+
+    fig: Figure
+    machine: str
+    frame: pd.DataFrame  # every validated sample, params parsed into p_<key> columns
+    rows: tuple[Row, ...]  # the figure's variants only, in table order
+    spreads: tuple[Spread, ...]
+    stale: str  # why the results no longer describe today's code ("" when they do)
+    headline: Headline | None
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, fig: Figure, current: CodeHash | None = None) -> Table:
+        """The table of ``frame``; ``current`` (today's code hashes) decides staleness."""
+        timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
+        rows = tuple(_row(label, part, fig) for label, part in groups(timed, fig))
+        machine = str(frame["machine"].iloc[0])
+        return cls(fig, machine, frame, rows, _spreads(rows, fig),
+                   stale_reason(frame, current) if current else "", choose_headline(rows, fig))
+
+    @property
+    def runs(self) -> int:
+        return int(self.frame["run"].nunique())
+
+    @functools.cached_property
+    def quantities(self) -> dict[tuple[str, str], tuple[stats.Summary, bool]]:
+        """(row label, variant or "a / b") -> (summary, is_ratio): every cell, for comparisons."""
+        out: dict[tuple[str, str], tuple[stats.Summary, bool]] = {}
+        for row in self.rows:
+            out.update({(row.label, v): (s, False) for v, s in row.cells.items()})
+            if row.ratio and self.fig.ratio:
+                out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = (row.ratio, True)
+        return out

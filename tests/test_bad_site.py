@@ -1,0 +1,95 @@
+"""Bad results files through a real `mkdocs build`: the only machine's files damaged.
+
+A strict build fails with each file's own file:line message and no traceback; a
+lenient build (what `mkdocs serve` does) renders every page, with an error box
+where that machine's data was needed, prose values included.
+"""
+
+import html
+import re
+import shutil
+
+import pytest
+from test_bad_inputs import drop_column, replace_cell
+
+from benchsite.figures import all_figures
+from conftest import REFERENCE, REPO, build_site
+from harness.schema import COLUMNS
+
+
+def truncate(text: str) -> str:
+    return text[: text.rindex("\n", 0, len(text) - 1) + 30]  # the last row cut short, no newline
+
+
+# stem -> (damage, the message the build must name); every figure here is embedded in a chapter.
+DAMAGE = {
+    "dispatch_vs_completion": (truncate, rf":\d+: \d+ fields where the header has {len(COLUMNS)}"),
+    "block_placement": (lambda t: drop_column(t, "time_s"), r":1: missing column\(s\) time_s"),
+    "statistic_choice": (lambda t: replace_cell(t, 5, "time_s", "nan"), r":5: column 'time_s' is nan"),
+    "naive_vs_blocked": (lambda t: replace_cell(t, 3, "time_s", "-0.5"), r":3: .*a time must be positive"),
+    "implicit_sync": (lambda t: replace_cell(t, 2, "schema_version", "99"), r":2: schema_version 99 is not one"),
+    "pytree_block": (lambda t: "", r":1: empty file"),
+    "compile_exchange_rate": (lambda t: t + t.splitlines()[3] + "\n", r":\d+: duplicate sample .*first seen at"),
+    "run_to_run_spread": (lambda t: replace_cell(t, 4, "calls", "1.5"),
+                          r":4: column 'calls' has '1.5', not a valid integer"),
+}
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """The reference machine alone, with one figure damaged in each way."""
+    root = tmp_path_factory.mktemp("damaged") / "results"
+    shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
+    for stem, (damage, _) in DAMAGE.items():
+        path = root / REFERENCE / f"{stem}.csv"
+        path.write_text(damage(path.read_text()))
+    return root
+
+
+def expected(stem: str) -> re.Pattern:
+    return re.compile(re.escape(f"{REFERENCE}/{stem}.csv") + DAMAGE[stem][1])
+
+
+def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(damaged, tmp_path):
+    proc = build_site(tmp_path / "site", damaged, strict=True)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    for stem in DAMAGE:
+        assert expected(stem).search(proc.stderr), (stem, proc.stderr[-3000:])
+
+
+@pytest.fixture(scope="module")
+def lenient_site(damaged, tmp_path_factory):
+    out = tmp_path_factory.mktemp("lenient") / "site"
+    proc = build_site(out, damaged, strict=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    return out
+
+
+def page_text(site, src: str) -> str:
+    path = site / (src.removesuffix(".md") + "/index.html" if not src.endswith("index.md") else "index.html")
+    return html.unescape(path.read_text())
+
+
+@pytest.mark.parametrize("stem", DAMAGE)
+def test_lenient_build_shows_an_error_box_where_the_data_was_needed(lenient_site, stem):
+    fig = next(f for f in all_figures().values() if f.stem == stem)
+    chapter = page_text(lenient_site, fig.chapter)
+    assert 'class="bench-error"' in chapter
+    assert expected(stem).search(chapter), stem
+    bench = html.unescape((lenient_site / "bench" / fig.id / "index.html").read_text())
+    assert expected(stem).search(bench), stem
+
+
+def test_prose_values_of_a_bad_file_become_inline_error_boxes(lenient_site):
+    chapter = page_text(lenient_site, "what-the-clock-caught.md")
+    inline = re.findall(r'<span class="bench-error" role="alert">([^<]*)</span>', chapter)
+    assert inline and all("cannot be shown" in text for text in inline)
+    assert any("dispatch_vs_completion.csv:" in text for text in inline)
+
+
+def test_the_good_figures_still_render(lenient_site):
+    chapter = page_text(lenient_site, "diagnosing/harness.md")
+    figure = chapter.split('data-figure="fig-harness-floor"', 1)[1].split("data-figure=", 1)[0]
+    assert "bench-error" not in figure and "<svg" in figure

@@ -1,0 +1,108 @@
+"""benchsite/roofline.py and its vendor table: pure computations on synthetic data."""
+
+import csv
+
+import pandas as pd
+import pytest
+
+from benchsite import roofline
+
+
+def test_every_vendor_row_names_its_source():
+    with roofline.PEAKS_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows
+    for row in rows:
+        assert row["source"].strip(), row
+        assert "http" in row["source"], row  # a document a reader can open
+        assert float(row["peak_flops"]) > 0 and float(row["peak_bytes_per_s"]) > 0
+    assert len(roofline.vendor_peaks()) == len(rows)
+
+
+def test_a_row_without_a_source_is_refused(tmp_path):
+    bad = tmp_path / "peaks.csv"
+    bad.write_text(",".join(roofline.PEAK_COLUMNS) + "\nTPU v9,bfloat16,1e15,1e12,,\n")
+    with pytest.raises(ValueError, match="without a source"):
+        roofline.vendor_peaks(bad)
+
+
+def test_unknown_hardware_gets_no_vendor_peak():
+    assert roofline.vendor_peak("cpu", "float32") is None
+    assert roofline.vendor_peak("NVIDIA H200", "bfloat16") is not None
+
+
+@pytest.mark.parametrize("sizes, ratios, want", [
+    ([10, 100], [4.0, 0.25], 31.62),  # log-midway: sqrt(10 * 100)
+    ([10, 100, 1000], [4.0, 2.0, 0.5], 316.2),
+    ([10, 100], [0.5, 0.2], 0.0),  # faster from the start
+])
+def test_crossing_interpolates_in_log_size_and_log_ratio(sizes, ratios, want):
+    assert roofline.crossing(sizes, ratios) == pytest.approx(want, rel=1e-3)
+
+
+def test_no_crossing_is_none():
+    assert roofline.crossing([10, 100], [3.0, 2.0]) is None
+
+
+def _rows(runs, variant, n_to_time, **extra):
+    return [{"run": run, "variant": variant, "p_n": n, "time_s": t * (1 + 0.01 * run), **extra}
+            for run in runs for n, t in n_to_time.items()]
+
+
+def test_crossover_per_run_and_its_text():
+    frame = pd.DataFrame(_rows(range(3), "jit", {16: 4e-6, 4096: 5e-6, 1 << 20: 1e-4})
+                         + _rows(range(3), "numpy", {16: 1e-6, 4096: 5e-6, 1 << 20: 4e-4}))
+    found = roofline.crossover(frame, "jit", "numpy")
+    assert set(found.per_run) == {0, 1, 2}
+    assert all(v == pytest.approx(4096, rel=1e-6) for v in found.per_run.values())
+    assert found.text() == "n ≈ 4100 [4100..4100]"
+
+
+def _peak_frame():
+    rows = []
+    for run in range(3):
+        # compute probe: 2e9 flops in 10 ms = 200 GFLOP/s; memory probe: 1e9 bytes in 0.1 s = 10 GB/s
+        rows.append({"run": run, "variant": "float32", "dtype": "float32", "p_probe": "compute", "p_op": "matmul",
+                     "p_n": 1024, "time_s": 0.01, "flops": 2e9, "bytes_moved": 1.2e7, "params": "a",
+                     "device_kind": "cpu"})
+        rows.append({"run": run, "variant": "float32", "dtype": "float32", "p_probe": "memory", "p_op": "scale",
+                     "p_n": 1, "time_s": 0.1, "flops": 1.25e8, "bytes_moved": 1e9, "params": "b",
+                     "device_kind": "cpu"})
+        # a workload at intensity 1 FLOP/byte reaching 5 GFLOP/s: memory-bound, half the roofline (10 GFLOP/s)
+        rows.append({"run": run, "variant": "float32", "dtype": "float32", "p_probe": "workload", "p_op": "w",
+                     "p_n": 8, "time_s": 1e-3, "flops": 5e6, "bytes_moved": 5e6, "params": "c",
+                     "device_kind": "cpu"})
+    return pd.DataFrame(rows)
+
+
+def test_ceilings_and_placing_a_workload():
+    frame = _peak_frame()
+    c = roofline.ceilings(frame)
+    assert c.compute["float32"].median() == pytest.approx(2e11)
+    assert c.memory.median() == pytest.approx(1e10)
+    points = {p.label: p for p in roofline.placed(frame, c, ["op", "n"])}
+    w = points["op=w, n=8"]
+    assert w.intensity == pytest.approx(1.0)
+    assert w.bound == "memory"
+    assert w.of_ceiling.median == pytest.approx(0.5)
+    assert w.vendor is None and w.of_vendor is None  # cpu: no vendor figure, no guess
+    assert points["op=matmul, n=1024"].of_ceiling.median == pytest.approx(1.0)
+    assert points["op=matmul, n=1024"].bound == "compute"
+
+
+def test_vendor_percent_where_the_device_kind_is_on_record():
+    frame = _peak_frame().assign(device_kind="NVIDIA H200")
+    c = roofline.ceilings(frame)
+    (w,) = [p for p in roofline.placed(frame, c, ["op", "n"]) if p.label == "op=w, n=8"]
+    assert w.vendor is not None
+    assert w.of_vendor.median == pytest.approx(5e9 / min(w.vendor.flops, w.vendor.bytes_per_s * 1.0))
+
+
+def test_table_and_chart_render():
+    frame = _peak_frame()
+    c = roofline.ceilings(frame)
+    points = roofline.placed(frame, c, ["op", "n"])
+    html = roofline.placed_table(points, "synthetic")
+    assert "% of measured ceiling" in html and "% of vendor peak" not in html
+    svg = roofline.roofline_svg(points, c, "synthetic")
+    assert svg.startswith("<svg") and "currentColor" in svg

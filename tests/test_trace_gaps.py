@@ -1,0 +1,192 @@
+"""fig-trace-gaps: the gap computation on synthetic traces whose timing the test sets, the
+timeline drawn from them, and one smoke worker run checked against its FIGURE."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+import trace_gaps as tg
+
+from benchsite import timeline
+from conftest import REPO
+from harness import Config, Recorder, profiles
+
+SCRIPT = REPO / "bench_scripts" / "trace_gaps.py"
+
+
+def ev(name: str, ts: float, dur: float, tid: int = 1, **args) -> profiles.Event:
+    return profiles.Event(name, ts, dur, 1, tid, args)
+
+
+def op(name: str, ts: float, dur: float, run: int, tid: int = 2) -> profiles.Event:
+    return ev(name, ts, dur, tid, hlo_op=name, hlo_module="jit_train_step", run_id=str(run))
+
+
+def steps_at(starts: list[float], ops: list[tuple[str, float, float, int]]) -> list[profiles.Event]:
+    """Ops (name, offset, dur, tid) repeated at each start, one run_id per start."""
+    return [op(name, t + off, dur, run, tid) for run, t in enumerate(starts) for name, off, dur, tid in ops]
+
+
+# --- the computation ------------------------------------------------------------------------
+
+
+def test_union_counts_overlaps_once_and_keeps_holes():
+    assert tg.union_length([]) == 0.0
+    assert tg.union_length([(0, 10), (5, 12), (20, 25)]) == 17.0
+    assert tg.union_length([(20, 25), (0, 10), (10, 12)]) == 17.0  # touching intervals merge
+
+
+def test_device_steps_group_by_run_id_across_lanes():
+    events = steps_at([0.0, 100.0], [("dot", 0.0, 30.0, 2), ("tanh", 10.0, 30.0, 3), ("add", 50.0, 10.0, 2)])
+    steps = tg.device_steps(events)
+    assert [s.run_id for s in steps] == ["0", "1"]
+    first = steps[0]
+    assert (first.start, first.end) == (0.0, 60.0)
+    assert first.busy == 50.0  # [0, 40) on two lanes counted once, plus [50, 60)
+    assert len(first.ops) == 3
+
+
+def test_step_gaps_measure_period_and_idle_time_to_the_next_step():
+    events = steps_at([0.0, 100.0, 250.0], [("dot", 0.0, 60.0, 2)])
+    gaps = tg.step_gaps(tg.device_steps(events))
+    assert [(g.period, g.gap) for g in gaps] == [(100.0, 40.0), (150.0, 90.0)]
+    assert gaps[1].fraction == pytest.approx(0.6)
+
+
+def test_without_run_id_a_step_starts_where_the_first_op_recurs():
+    events = [ev(name, t + off, 10.0, 2, hlo_op=name, hlo_module="jit_step")
+              for t in (0.0, 100.0) for name, off in (("dot", 0.0), ("tanh", 20.0))]
+    steps = tg.device_steps(events)
+    assert [(s.start, s.end, len(s.ops)) for s in steps] == [(0.0, 30.0, 2), (100.0, 130.0, 2)]
+
+
+def test_part_of_reads_the_named_scope_from_op_name():
+    assert tg.part_of("jit(train_step)/jvp(forward)/dot_general") == "forward"
+    assert tg.part_of("jit(train_step)/transpose(jvp(forward))/dot_general") == "backward"
+    assert tg.part_of("jit(train_step)/update/sub") == "update"
+    assert tg.part_of("jit(train_step)/add") == "other"
+
+
+def synthetic_trace() -> list[profiles.Event]:
+    """One block per mode. host-bound: each host step prepares (40 µs), dispatches, reads the
+    loss; device steps every 100 µs, busy 50 µs. run-ahead: device steps every 55 µs."""
+    events = [ev("block", -50.0, 450.0, mode="host-bound"), ev("block", 1000.0, 300.0, mode="run-ahead")]
+    for i, t in enumerate([0.0, 100.0, 200.0]):
+        events += [ev("host-bound", t - 45, 100.0, step_num=str(i)), ev("prepare", t - 45, 40.0),
+                   ev("PjitFunction(train_step)", t - 4, 4.0), ev("read-loss", t, 50.0)]
+    events += steps_at([0.0, 100.0, 200.0], [("fwd", 0.0, 20.0, 2), ("bwd", 20.0, 30.0, 2)])
+    for i, t in enumerate([1000.0, 1010.0, 1020.0]):
+        events += [ev("run-ahead", t, 8.0, step_num=str(i)), ev("PjitFunction(train_step)", t + 1, 6.0)]
+    more = steps_at([1005.0, 1060.0, 1115.0], [("fwd", 0.0, 20.0, 2), ("bwd", 20.0, 30.0, 2)])
+    events += [op(e.name, e.ts, e.dur, int(e.args["run_id"]) + 10, e.tid) for e in more]
+    return sorted(events, key=lambda e: (e.ts, -e.dur))
+
+
+def recorder() -> Recorder:
+    return Recorder(Config(run=0, smoke=True, platform="cpu"))
+
+
+def test_record_trace_rows_carry_each_modes_steps_and_labels():
+    rec = recorder()
+    parts = {"fwd": "forward", "bwd": "backward"}
+    found = tg.record_trace(rec, synthetic_trace(), parts, 0, "4x4", 0.0)
+    assert [(g.period, g.gap) for g in found["host-bound"]] == [(100.0, 50.0)] * 2
+    assert [(g.period, g.gap) for g in found["run-ahead"]] == [(55.0, 5.0)] * 2
+
+    def times(variant: str, **params) -> list[float]:
+        want = ";".join(f"{k}={v}" for k, v in sorted(params.items()))
+        return [r["time_s"] for r in rec.rows if r["variant"] == variant and r["params"] == want]
+
+    assert times("gap", mode="host-bound") == pytest.approx([50e-6] * 2)
+    assert times("step", mode="run-ahead") == pytest.approx([55e-6] * 2)
+    assert times("busy", mode="run-ahead") == pytest.approx([50e-6] * 2)
+    assert times("label", label="backward", lane="device", mode="host-bound") == pytest.approx([30e-6] * 2)
+    assert times("label", label="prepare", lane="host", mode="host-bound") == pytest.approx([40e-6] * 3)
+    assert times("label", label="dispatch", lane="host", mode="run-ahead") == pytest.approx([6e-6] * 3)
+    assert times("label", label="read-loss", lane="host", mode="run-ahead") == []  # nothing waits run ahead
+    assert all(r["boundary"] == "trace" for r in rec.rows)
+
+
+def test_a_mode_without_gaps_is_an_error():
+    events = [e for e in synthetic_trace() if not (e.name == "block" and e.args.get("mode") == "run-ahead")]
+    with pytest.raises(RuntimeError, match="run-ahead"):
+        tg.record_trace(recorder(), events, {}, 0, "4x4", 0.0)
+
+
+def test_timeline_side_file_is_drawn_from_the_trace_events(tmp_path):
+    events = synthetic_trace()
+    gaps = tg.step_gaps(tg.device_steps([e for e in events if e.ts < 500]))
+    doc = tg.timeline(gaps, events, {"fwd": "forward", "bwd": "backward"}, "host-bound")
+    assert doc["step_us"] == 100.0 and doc["gap_us"] == 50.0
+    assert doc["lanes"] == ["host", "compute 1"]
+    kinds = {e[3] for e in doc["events"]}
+    assert {"forward", "backward", "prepare", "read-loss", "dispatch", "step"} <= kinds
+    path = tmp_path / "x.timeline.json"
+    path.write_text(json.dumps({"steps": [doc]}))
+    svg = timeline.svg(timeline.load(path), "t <&>")
+    assert svg.startswith("<svg") and "t &lt;&amp;&gt;" in svg
+    assert svg.count("<rect") >= len(doc["events"])
+
+
+def test_timeline_refuses_a_file_that_is_not_one(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"steps": [{"mode": "x"}]}')
+    with pytest.raises(timeline.TimelineError, match="bad.json"):
+        timeline.load(path)
+
+
+# --- one smoke worker run ---------------------------------------------------------------------
+
+
+def _figure() -> dict:
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FIGURE")
+    return ast.literal_eval(node.value)
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gaps")
+    out = tmp / "x.csv"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--worker", "--smoke", "--out", str(out),
+                           "--artifacts", str(tmp / "a")],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with out.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["p"] = dict(pair.split("=", 1) for pair in row["params"].split(";") if pair)
+    return rows, tmp / "a"
+
+
+def test_worker_records_every_mode_and_part(worker):
+    rows, _ = worker
+    fig = _figure()
+    for mode in tg.MODES:
+        for variant in fig["variants"]:
+            cell = [r for r in rows if r["variant"] == variant and r["p"].get("mode") == mode]
+            assert cell and all(r["boundary"] == "trace" and float(r["time_s"]) > 0 for r in cell), (mode, variant)
+        assert [r for r in rows if r["variant"] == mode and r["boundary"] == "loop"], mode
+        labels = {r["p"]["label"] for r in rows if r["variant"] == "label" and r["p"]["mode"] == mode}
+        assert {"dispatch", "forward", "backward"} <= labels, labels
+    hb = {r["p"]["label"] for r in rows if r["variant"] == "label" and r["p"]["mode"] == "host-bound"}
+    assert {"prepare", "read-loss"} <= hb
+    errors = {float(r["max_rel_error"]) for r in rows if r["max_rel_error"]}
+    assert errors and max(errors) < 1e-3  # the NumPy check ran and passed
+
+
+def test_worker_publishes_a_small_trace_and_a_drawable_timeline(worker):
+    rows, art = worker
+    trace = art / "trace.json.gz"
+    assert 0 < trace.stat().st_size <= 300_000
+    assert json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    steps = timeline.load(art / "timeline.json")
+    assert [s["mode"] for s in steps] == list(tg.MODES)
+    assert all(s["gap_us"] > 0 and s["step_us"] > s["gap_us"] for s in steps)
+    assert timeline.svg(steps).startswith("<svg")
