@@ -94,14 +94,16 @@ def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:
 
 
 def table_cells(a: Table, b: Table, machines: bool = False) -> list[Cell]:
-    """The cells both tables have (``Table.quantities``), in a's table order (sizes may differ by platform).
+    """The cells both tables measured with the same parameters (``Table.quantities`` and
+    ``Table.workloads``), in a's table order: a size picked per platform or per cache size
+    makes the cell a different workload, left out rather than compared.
 
     Without ``machines``, a difference in hardware (:func:`hardware_check`) makes
     every cell's verdict a refusal: comparing machines must be asked for."""
     refused = None if machines else hardware_check(a.frame, b.frame)
     qa, qb = a.quantities, b.quantities
-    return [Cell(g, q, sa, qb[(g, q)][0], is_ratio, refused)
-            for (g, q), (sa, is_ratio) in qa.items() if (g, q) in qb]
+    same = [key for key in qa if key in qb and a.workloads[key] == b.workloads[key]]
+    return [Cell(g, q, qa[(g, q)][0], qb[(g, q)][0], qa[(g, q)][1], refused) for g, q in same]
 
 
 def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure, machines: bool = False) -> list[Cell]:
@@ -172,7 +174,7 @@ def _describe(cat: Catalog, fig_id: str, machine: str) -> str:
     tab = cat.table(fig_id, machine)
     frame = tab.frame
     first = frame.iloc[0]
-    stale = " STALE (script changed since)" if tab.stale else ""
+    stale = f" STALE ({tab.stale})" if tab.stale else ""
     return (f"{machine}: {frame['run'].nunique()} runs, jax {first['jax_version']}, "
             f"session {_sessions(frame)}{stale}")
 

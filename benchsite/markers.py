@@ -190,7 +190,10 @@ def _stat_range(frame, opts, fig) -> str:
 
 
 def _stat_within(frame, opts, fig) -> str:
-    return fmt.percent(stats.within_spread(_select(frame, opts)))
+    within = stats.within_spread(_select(frame, opts))
+    if within != within:
+        raise ValueError(f"stat=within needs at least {stats.MIN_WITHIN_SAMPLES} samples a run")
+    return fmt.percent(within)
 
 
 def _stat_rate(frame, opts, fig) -> str:
@@ -382,7 +385,8 @@ def verdict_rule_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-rule min-effect -->``: one constant of the verdict rule, from the code."""
     if len(args) != 1 or args[0] not in RULE_VALUES:
         raise ValueError(f"needs one of {', '.join(RULE_VALUES)}")
-    return render.value(RULE_VALUES[args[0]](), "benchsite/stats.py")
+    shown = render.value(RULE_VALUES[args[0]](), "benchsite/stats.py")
+    return shown.replace('class="bench-value"', 'class="bench-value bench-wrap"', 1)  # lists may be long
 
 
 # --- bench:roofline ---------------------------------------------------------------------

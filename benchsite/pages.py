@@ -48,8 +48,9 @@ Every figure of this site, on every machine that has results for it. The headlin
 the figure's table: the median of the per-run medians, with the lowest and highest run median in
 brackets (one run is one process). A figure page has the whole table, the spread, a chart of
 every sample, the provenance, a comparison across machines and the code; a machine page adds a
-block to paste into a review. **Stale** means the script has changed since those results were
-recorded.
+block to paste into a review. **Stale** means the figure's script or the harness has changed
+since those results were recorded, or that they are in the first results format, which recorded
+no harness hash; the page says which.
 
 Compare two machines in a terminal with `make compare A=<machine> B=<machine>`.
 
@@ -200,7 +201,7 @@ def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
     first = frame.iloc[0]
     commits = _distinct(frame, "git_commit", 12)
     dirty = " (with uncommitted changes)" if frame["git_dirty"].any() else ""
-    state = "STALE: the script or the harness changed since" if tab.stale else "current"
+    state = f"STALE: {tab.stale}" if tab.stale else "current"
     site = ctx.site_url.rstrip("/")
     lines = [
         f"{fig.id}: {fig.title}",
@@ -235,10 +236,11 @@ def _html(*parts: str) -> str:
 
 def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
     cat = ctx.catalog
-    stale = [m for m in machines if (fig.id, m) in cat.frames and cat.table(fig.id, m).stale]
+    stale = [(m, cat.table(fig.id, m).stale) for m in machines
+             if (fig.id, m) in cat.frames and cat.table(fig.id, m).stale]
     if not stale:
         return ""
-    return template("stale_note.html", machines=stale, script=fig.script_rel)
+    return template("stale_note.html", stale=stale)
 
 
 def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
@@ -272,7 +274,7 @@ def compare_note(ctx: Context) -> str:
             "often than chance allows (an exact rank-sum test), and the ratio of medians exceeds an effect "
             "floor tied to both machines' run-to-run spread; otherwise it is not a result yet. "
             f"[How a verdict is decided]({_rel(ctx, 'verdicts.md')}) gives the constants and the "
-            "simulated error rates. Only cells both machines measured are compared.\n")
+            "simulated error rates. Only cells both machines measured with the same parameters are compared.\n")
 
 
 def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]) -> str:

@@ -80,6 +80,9 @@ def rule_url(csv_url: str) -> str:
 
 
 def _pct_range(values: tuple[float, ...]) -> str:
+    values = tuple(v for v in values if v == v)  # NaN: too few samples a run to say
+    if not values:
+        return "not measurable (too few samples a run)"
     lo, hi = min(values), max(values)
     return fmt.percent(lo) if fmt.percent(lo) == fmt.percent(hi) else f"{fmt.percent(lo)} to {fmt.percent(hi)}"
 
@@ -133,6 +136,17 @@ def _meta(frame: pd.DataFrame) -> dict:
             "samples": f"{per_run.min()}–{per_run.max()}"}
 
 
+# Recorded once per run and different in every run: shown in run order, not as a sorted set.
+PER_RUN_FIELDS = frozenset({"load_avg_1m", "order_seed", "cpu_mhz"})
+
+
+def _by_run(frame: pd.DataFrame, col: str) -> str:
+    values = frame.groupby("run")[col].first()
+    if values.nunique(dropna=False) <= 1:
+        return _distinct(frame, col)
+    return "by run: " + ", ".join("—" if v != v else str(v) for v in values)
+
+
 PROVENANCE_FIELDS = (
     ("machine", "machine"), ("platform", "platform"), ("device_kind", "device kind"),
     ("device_count", "devices"), ("platform_version", "platform version"),
@@ -154,7 +168,8 @@ PROVENANCE_FIELDS = (
 
 def _provenance(tab: Table) -> list[tuple[str, str]]:
     frame = tab.frame
-    rows = [(label, _distinct(frame, col)) for col, label in PROVENANCE_FIELDS]
+    rows = [(label, _by_run(frame, col) if col in PER_RUN_FIELDS else _distinct(frame, col))
+            for col, label in PROVENANCE_FIELDS]
     rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {len(frame)} samples in all"))
     rows.append(("code today", f"STALE: {tab.stale}" if tab.stale else "current"))
     return rows

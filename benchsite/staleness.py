@@ -20,7 +20,10 @@ class CodeHash:
 def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
     """Why these results no longer describe today's code ("" when they do). A file
     from before the harness was hashed (schema 1: ``unknown``) counts as stale."""
+    if set(frame["harness_sha256"]) == {"unknown"}:
+        return "these results are in results format 1, which recorded no harness hash"
     changed = [what for what, col, now in (("script", "script_sha256", current.script),
                                            ("harness", "harness_sha256", current.harness))
                if set(frame[col]) != {now}]
-    return " and ".join(f"the {w}" for w in changed) + (" changed since" if changed else "")
+    return (" and ".join(f"the {w}" for w in changed) + " changed after these results were recorded"
+            if changed else "")

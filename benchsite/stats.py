@@ -90,9 +90,15 @@ def run_means(frame: pd.DataFrame) -> pd.Series:
     return weighted / frame.groupby("run")["calls"].sum()
 
 
+MIN_WITHIN_SAMPLES = 4  # an IQR of fewer samples a run says nothing
+
+
 def within_spread(frame: pd.DataFrame) -> float:
-    """Median over runs of each run's IQR / median."""
+    """Median over runs of each run's IQR / median; NaN where runs have fewer than
+    ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run)."""
     def iqr_frac(times: pd.Series) -> float:
+        if times.size < MIN_WITHIN_SAMPLES:
+            return float("nan")
         q1, q2, q3 = times.quantile([0.25, 0.5, 0.75])
         return float((q3 - q1) / q2) if q2 else float("nan")
 
@@ -134,6 +140,12 @@ class Verdict:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _percent(frac: float) -> str:
+    """A fraction as a percentage for a sentence: 4.8 %, 27 %, 120 % (never 1.2e+02 %)."""
+    value = 100 * frac
+    return f"{value:.2g} %" if abs(value) < 10 else f"{value:.0f} %"
 
 
 def robust_sd(x: np.ndarray) -> np.ndarray:
@@ -188,7 +200,7 @@ def paired_verdict(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray) -> Verd
     need = sign_agree_needed(n)
     ratio, floor_frac = math.exp(med), math.expm1(floor)
     facts = (f"median per-run ratio {ratio:.3g}, {agree} of {n} runs in that direction "
-             f"({need} needed), floor {100 * floor_frac:.2g} %")
+             f"({need} needed), floor {_percent(floor_frac)}")
     if ok:
         return Verdict(RESULT, facts, ratio, floor_frac, n)
     why = "too few runs agree" if agree < need else "the difference is inside the floor"
@@ -257,7 +269,7 @@ def unpaired_verdict(a: Summary | np.ndarray, b: Summary | np.ndarray) -> Verdic
     ratio, floor_frac = math.exp(effect), math.expm1(floor)
     needed = f"{need} needed" if need is not None else "no count is enough with so few runs"
     facts = (f"ratio of medians {ratio:.3g}, {u} of {va.size * vb.size} run pairs in that direction "
-             f"({needed}), floor {100 * floor_frac:.2g} %")
+             f"({needed}), floor {_percent(floor_frac)}")
     if ok:
         return Verdict(RESULT, facts, ratio, floor_frac, n)
     why = "the runs overlap too much" if need is None or u < need else "the difference is inside the floor"
@@ -313,6 +325,8 @@ def simulate_error_rates(runs=SIM_RUNS, shifts=SIM_SHIFTS, trials: int = SIM_TRI
 
 
 def noise_label(within: float) -> str:
+    if within != within:  # NaN: no run had enough samples
+        return "not rated"
     if within > VERY_NOISY_WITHIN:
         return "very noisy"
     return "noisy" if within > NOISY_WITHIN else "steady"

@@ -138,3 +138,19 @@ class Table:
             if row.ratio and self.fig.ratio:
                 out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = (row.ratio, True)
         return out
+
+    @functools.cached_property
+    def workloads(self) -> dict[tuple[str, str], frozenset[str]]:
+        """(row label, variant or "a / b") -> every full ``params`` text behind that cell. Two
+        machines' cells are the same workload only when these agree: a row is keyed by the
+        figure's group_by params alone, and the other params (a size picked per platform or
+        per cache size) may differ."""
+        out: dict[tuple[str, str], frozenset[str]] = {}
+        for row in self.rows:
+            by_variant = {v: frozenset(part["params"].fillna("").astype(str))
+                          for v, part in row.samples.groupby("variant", sort=False)}
+            out.update({(row.label, v): by_variant.get(v, frozenset()) for v in row.cells})
+            if row.ratio and self.fig.ratio:
+                out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = frozenset().union(
+                    *(by_variant.get(v, frozenset()) for v in self.fig.ratio))
+        return out

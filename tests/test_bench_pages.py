@@ -75,7 +75,7 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
     assert "<td>2.00×</td><td>a result</td>" in html
     assert html.count("Cite this result") == 2
     assert '--8<-- "' in html and ':measure"' in html
-    assert "<strong>Stale</strong> on cpu-a, cpu-b" in html
+    assert "<strong>Stale</strong>: on cpu-a, the script changed after" in html and "; on cpu-b, the script" in html
     assert "/results/cpu-b/demo.csv.gz" in html
 
 

@@ -97,6 +97,22 @@ def test_only_cells_both_machines_measured_are_compared(tmp_path, fig):
     assert {c.group for c in compare.cells(a, b, fig)} == {"n=8", "n=16"}
 
 
+def test_a_row_measured_at_other_params_is_not_compared(tmp_path):
+    """A row keyed by op alone but measured at another size on each machine (an axpy sized
+    from each machine's cache) is a different workload: left out, never a ratio or a verdict."""
+    fig = demo_figure(tmp_path, group_by=("op",))
+    def one(machine, n):
+        rows = [make_row(**{**V2, **HARDWARE, "run": r, "sample": s, "variant": v, "time_s": t * (1 + 0.01 * r),
+                            "params": f"n={size};op={op}", "machine": machine, "figure_id": "fig-demo"})
+                for op, size in (("axpy", n), ("matmul", 64)) for r in range(5) for s in range(3)
+                for v, t in (("fast", 1e-5 * (size if op == "axpy" else 1)), ("slow", 1e-3))]
+        path = tmp_path / machine / "demo.csv"
+        results.write_atomic(path, results.to_csv_text(rows))
+        return frame_of(path)
+    found = compare.cells(one("cpu-a", 1 << 20), one("cpu-b", 1 << 25), fig, machines=True)
+    assert found and {c.group for c in found} == {"op=matmul"}
+
+
 def test_quantities_are_the_tables_numbers(tmp_path, fig):
     frame = frame_of(write_machine(tmp_path, "cpu-a", spread=0.3, runs=4))
     tab = Table.of(frame, fig)

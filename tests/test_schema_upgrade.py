@@ -41,7 +41,7 @@ def test_a_version_1_file_is_upgraded_on_load(v1_file):
 def test_a_version_1_file_counts_as_stale(v1_file):
     frame = load(v1_file)
     today = CodeHash(frame["script_sha256"].iloc[0], provenance.harness_sha256())
-    assert stale_reason(frame, today) == "the harness changed since"
+    assert stale_reason(frame, today) == "these results are in results format 1, which recorded no harness hash"
 
 
 def test_a_version_1_header_with_version_2_rows_is_refused(v1_file):
@@ -60,8 +60,9 @@ def test_an_unknown_version_names_the_format_history(tmp_path):
 def test_staleness_names_what_changed():
     frame = pd.DataFrame({"script_sha256": ["s1"] * 2, "harness_sha256": ["h1"] * 2})
     assert stale_reason(frame, CodeHash("s1", "h1")) == ""
-    assert stale_reason(frame, CodeHash("s1", "h2")) == "the harness changed since"
-    assert stale_reason(frame, CodeHash("s2", "h2")) == "the script and the harness changed since"
+    assert stale_reason(frame, CodeHash("s1", "h2")) == "the harness changed after these results were recorded"
+    assert stale_reason(frame, CodeHash("s2", "h2")) == ("the script and the harness changed after these "
+                                                          "results were recorded")
 
 
 def test_a_harness_change_marks_every_figure_stale(tmp_path):
