@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import csv
+import subprocess
+import sys
 from pathlib import Path
 
 from benchsite.figures import Figure
@@ -31,3 +35,25 @@ def write_machine(root: Path, machine: str, scale: float = 1.0, runs: int = 3, s
     path = root / machine / f"{stem}.csv"
     results.write_atomic(path, results.to_csv_text(rows))
     return path
+
+
+def figure_literal(script: Path) -> dict:
+    """A figure script's ``FIGURE`` dict, read without importing the script."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FIGURE")
+    return ast.literal_eval(node.value)
+
+
+def run_worker(script: Path, tmp: Path) -> list[dict]:
+    """Run ``script`` once as a --smoke worker into ``tmp`` and return its rows as dicts of
+    strings, params parsed into ``p``; side files land in ``tmp / "a"``."""
+    out = tmp / "x.csv"
+    proc = subprocess.run([sys.executable, str(script), "--worker", "--smoke", "--out", str(out),
+                           "--artifacts", str(tmp / "a")],
+                          cwd=script.parents[1], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with out.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["p"] = dict(pair.split("=", 1) for pair in row["params"].split(";") if pair)
+    return rows

@@ -1,8 +1,8 @@
 """fig-first-use-costs: one smoke worker run; compiles, cache state and cache hits as claimed."""
 
 import pytest
-from test_machine_peak import run_worker
 
+from benchfixtures import run_worker
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "first_use_costs.py"

@@ -1,6 +1,5 @@
 """fig-harness-vs-peers: one smoke worker run, its rows checked against the FIGURE."""
 
-import ast
 import csv
 import os
 import subprocess
@@ -8,6 +7,7 @@ import sys
 
 import pytest
 
+from benchfixtures import figure_literal, run_worker
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "harness_vs_peers.py"
@@ -15,9 +15,7 @@ WORKLOADS = {("add", "16"), ("matmul", "32"), ("matmul", "64")}  # the --smoke s
 
 
 def _figure() -> dict:
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FIGURE")
-    return ast.literal_eval(node.value)
+    return figure_literal(SCRIPT)
 
 
 def _params(text: str) -> dict[str, str]:
@@ -27,16 +25,8 @@ def _params(text: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("peers")
-    out = tmp / "x.csv"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--worker", "--smoke", "--out", str(out),
-                           "--artifacts", str(tmp / "a")],
-                          cwd=REPO, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with out.open(newline="", encoding="utf-8") as fh:
-        found = list(csv.DictReader(fh))
-    for row in found:
-        row["p"] = _params(row["params"])
-    return found
+    rows = run_worker(SCRIPT, tmp)
+    return rows
 
 
 def _not_measured(rows) -> str:

@@ -1,8 +1,8 @@
 """fig-jax-vs-numpy: one smoke worker run; every size has its variants, checked first."""
 
 import pytest
-from test_machine_peak import run_worker
 
+from benchfixtures import run_worker
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "jax_vs_numpy.py"

@@ -1,28 +1,14 @@
 """fig-machine-peak: one smoke worker run; every row carries the counts the roofline needs."""
 
-import csv
-import subprocess
-import sys
 
 import pytest
 
+from benchfixtures import run_worker
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "machine_peak.py"
 
 
-def run_worker(script, tmp) -> list[dict]:
-    """Run ``script`` once as a --smoke worker and return its rows, params parsed into ``p``."""
-    out = tmp / "x.csv"
-    proc = subprocess.run([sys.executable, str(script), "--worker", "--smoke", "--out", str(out),
-                           "--artifacts", str(tmp / "a")],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with out.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row["p"] = dict(pair.split("=", 1) for pair in row["params"].split(";") if pair)
-    return rows
 
 
 @pytest.fixture(scope="module")

@@ -3,16 +3,13 @@ timeline drawn from them, and one smoke worker run checked against its FIGURE.""
 
 from __future__ import annotations
 
-import ast
-import csv
 import gzip
 import json
-import subprocess
-import sys
 
 import pytest
 import trace_gaps as tg
 
+from benchfixtures import figure_literal, run_worker
 from benchsite import timeline
 from conftest import REPO
 from harness import Config, Recorder, profiles
@@ -145,23 +142,13 @@ def test_timeline_refuses_a_file_that_is_not_one(tmp_path):
 
 
 def _figure() -> dict:
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FIGURE")
-    return ast.literal_eval(node.value)
+    return figure_literal(SCRIPT)
 
 
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gaps")
-    out = tmp / "x.csv"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--worker", "--smoke", "--out", str(out),
-                           "--artifacts", str(tmp / "a")],
-                          cwd=REPO, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with out.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row["p"] = dict(pair.split("=", 1) for pair in row["params"].split(";") if pair)
+    rows = run_worker(SCRIPT, tmp)
     return rows, tmp / "a"
 
 

@@ -3,16 +3,12 @@ checked against its FIGURE and against the count (within the tolerance the page 
 
 from __future__ import annotations
 
-import ast
-import csv
-import subprocess
-import sys
-
 import jax
 import numpy as np
 import pytest
 import vjp_residuals as vr
 
+from benchfixtures import figure_literal, run_worker
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "vjp_residuals.py"
@@ -44,24 +40,14 @@ def test_the_arrays_jax_vjp_keeps_match_the_count_and_have_names(remat):
 
 
 def _figure() -> dict:
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "FIGURE")
-    return ast.literal_eval(node.value)
+    return figure_literal(SCRIPT)
 
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("vjp")
-    out = tmp / "x.csv"
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--worker", "--smoke", "--out", str(out),
-                           "--artifacts", str(tmp / "a")],
-                          cwd=REPO, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with out.open(newline="", encoding="utf-8") as fh:
-        found = list(csv.DictReader(fh))
-    for row in found:
-        row["p"] = dict(pair.split("=", 1) for pair in row["params"].split(";") if pair)
-    return found
+    rows = run_worker(SCRIPT, tmp)
+    return rows
 
 
 def test_every_mode_has_step_times_and_residual_bytes(rows):
