@@ -3,9 +3,9 @@ rule (docs/verdicts.md), and no verdict across different hardware unless asked."
 
 import pytest
 
+from benchfixtures import demo_figure
 from benchsite import compare, stats
 from benchsite.catalog import Catalog
-from benchsite.figures import Figure
 from benchsite.load import ResultFile, load
 from benchsite.table import Table, groups
 from harness import results
@@ -23,14 +23,6 @@ V2 = {
 }
 
 
-def demo_figure(tmp_path, **overrides):
-    script = tmp_path / "demo.py"
-    if not script.exists():
-        script.write_text("FIGURE = {}\n")
-    fields = dict(id="fig-demo", stem="demo", script=script, title="Demo | figure", caption="A & B",
-                  chapter="chapter.md", variants=("fast", "slow"), group_by=("n",), ratio=("slow", "fast"))
-    fields.update(overrides)
-    return Figure(**fields)
 
 
 def write_machine(root, machine, scale=1.0, runs=5, sizes=(8, 16), spread=0.01, sha="x" * 64, stem="demo",
