@@ -28,7 +28,8 @@ FIGURE = {
         "Read from the trace file, per executed step on the compute lanes: the step period (first "
         "operation to the next step's first operation), the time at least one lane was busy, and "
         "the gap between the step's last operation and the next step's first, when the device "
-        "waited for the host. The ratio column is the gap's share of the step. Host-bound, each "
+        "waited for the host. The ratio column is the gap's share of the step (a part of its whole: "
+        "no verdict). Host-bound, each "
         "step prepares its batch and reads the loss back before the next is dispatched; run ahead, "
         "the batches were placed beforehand and nothing waits between steps."
     ),
@@ -36,6 +37,7 @@ FIGURE = {
     "group_by": ["mode"],
     "variants": ["step", "busy", "gap"],
     "ratio": ["gap", "step"],
+    "ratio_verdict": False,
     "code_sections": ["model", "loops", "gaps", "measure"],
 }
 

@@ -31,6 +31,9 @@ class Figure:
     variants: tuple[str, ...]
     group_by: tuple[str, ...] = ()
     ratio: tuple[str, str] | None = None
+    # False when the ratio is a part over its whole (a gap's share of a step): shown, never
+    # given a verdict, since the part is smaller than the whole by construction.
+    ratio_verdict: bool = True
     code_sections: tuple[str, ...] = ("measure",)
     # The one number the /bench index quotes: (key, value) pairs of ``stat``
     # (median | ratio), ``variant`` and group_by params; empty = the default choice.
@@ -92,7 +95,7 @@ def read_figure(script: Path) -> Figure:
         id=figure_id_for(script.stem), stem=script.stem, script=script,
         title=meta["title"], caption=meta["caption"], chapter=meta["chapter"],
         variants=tuple(meta["variants"]), group_by=tuple(meta.get("group_by", ())),
-        ratio=tuple(ratio) if ratio else None,
+        ratio=tuple(ratio) if ratio else None, ratio_verdict=bool(meta.get("ratio_verdict", True)),
         code_sections=tuple(meta.get("code_sections", ("measure",))),
         headline=headline, extra={k: v for k, v in meta.items() if k not in known},
     )

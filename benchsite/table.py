@@ -85,7 +85,7 @@ def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
         common = a.index.intersection(b.index)
         if len(common):
             ratio = stats.summarize(a[common] / b[common])
-        verdict = stats.paired_verdict(a, b)
+        verdict = stats.paired_verdict(a, b) if fig.ratio_verdict else None
     params = {k: str(samples[f"p_{k}"].iloc[0]) for k in fig.group_by}
     return Row(label, params, samples, per_run, {v: stats.summarize(m) for v, m in per_run.items()},
                ratio, verdict)
