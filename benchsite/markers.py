@@ -278,20 +278,26 @@ def ranked_marker(args: list[str], ctx: Context) -> str:
 
 # --- bench:file -------------------------------------------------------------------------
 
-def file_marker(args: list[str], ctx: Context) -> str:
-    """``<!-- bench:file fig-id name=trace.json.gz -->``: a download link to a side file
-    of the figure (``results/<machine>/<stem>.<name>``) from the machine the prose quotes."""
+def _side_file(args: list[str], ctx: Context) -> tuple[str, str, str, Path]:
+    """(figure id, machine, name, path) of the side file a marker names with ``name=``, on the
+    machine the prose quotes; an error when it is missing."""
     fig_id = _figure_id(args, ctx)
     name = _options(args[1:]).get("name")
     if not name:
         raise ValueError("needs name= (the side file's name after the figure's stem)")
     machine = ctx.catalog.prose_machine(fig_id)
-    stem = ctx.catalog.figures[fig_id].stem
-    filename = layout.side_file(ctx.catalog.results, machine, stem, name).name
-    if not layout.side_file(ctx.catalog.results, machine, stem, name).is_file():
-        raise ValueError(f"no side file {filename} in {ctx.catalog.results / machine}")
-    url = ctx.link(layout.site_path(machine, stem, name))
-    return f'<a href="{esc(url)}" download><code>{esc(filename)}</code></a>'
+    path = layout.side_file(ctx.catalog.results, machine, ctx.catalog.figures[fig_id].stem, name)
+    if not path.is_file():
+        raise ValueError(f"no side file {path.name} in {ctx.catalog.results / machine}")
+    return fig_id, machine, name, path
+
+
+def file_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:file fig-id name=trace.json.gz -->``: a download link to a side file
+    of the figure (``results/<machine>/<stem>.<name>``) from the machine the prose quotes."""
+    fig_id, machine, name, path = _side_file(args, ctx)
+    url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
+    return f'<a href="{esc(url)}" download><code>{esc(path.name)}</code></a>'
 
 
 # --- bench:timeline ---------------------------------------------------------------------
@@ -302,16 +308,9 @@ def timeline_marker(args: list[str], ctx: Context) -> str:
     the prose quotes."""
     from . import timeline  # only pages that draw a timeline need it
 
-    fig_id = _figure_id(args, ctx)
-    name = _options(args[1:]).get("name")
-    if not name:
-        raise ValueError("needs name= (the side file's name after the figure's stem)")
-    machine = ctx.catalog.prose_machine(fig_id)
-    stem = ctx.catalog.figures[fig_id].stem
-    path = layout.side_file(ctx.catalog.results, machine, stem, name)
-    if not path.is_file():
-        raise ValueError(f"no side file {path.name} in {ctx.catalog.results / machine}")
-    return timeline.html(path, f"{fig_id} on {machine}", ctx.link(layout.site_path(machine, stem, name)))
+    fig_id, machine, name, path = _side_file(args, ctx)
+    url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
+    return timeline.html(path, f"{fig_id} on {machine}", url)
 
 
 # --- bench:detail -----------------------------------------------------------------------
@@ -385,8 +384,7 @@ def verdict_rule_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-rule min-effect -->``: one constant of the verdict rule, from the code."""
     if len(args) != 1 or args[0] not in RULE_VALUES:
         raise ValueError(f"needs one of {', '.join(RULE_VALUES)}")
-    shown = render.value(RULE_VALUES[args[0]](), "benchsite/stats.py")
-    return shown.replace('class="bench-value"', 'class="bench-value bench-wrap"', 1)  # lists may be long
+    return render.value(RULE_VALUES[args[0]](), "benchsite/stats.py")
 
 
 # --- bench:roofline ---------------------------------------------------------------------
