@@ -27,7 +27,7 @@ FIGURE = {
 import jax
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
+from benchkit import Recorder, check_close, figure_main
 
 CALLS = 50
 matmul = jax.jit(lambda x: x @ x)

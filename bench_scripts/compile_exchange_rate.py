@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, Sample, check_close, compiles, figure_main, time_first_call
+from benchkit import Recorder, Sample, check_close, compiles, figure_main, time_first_call
 
 LAYERS = 6
 

@@ -36,8 +36,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
-from harness.figure import Interleaved
+from benchkit import Recorder, check_close, figure_main
+from benchkit.figure import Interleaved
 
 A = 2.0  # axpy's scalar: a Python float is weakly typed, so it takes x's dtype
 DTYPES = ("float32", "bfloat16", "float16", "float64")

@@ -8,7 +8,7 @@ Three parts (``part``):
   on the same vector (``warm``).
 * ``mlp-first-call``: the first call of a jitted MLP training step with the
   persistent compilation cache switched on, deliberately, in a fresh temporary
-  folder of its own (workers keep it off; see ``harness.compiles``): ``cold``
+  folder of its own (workers keep it off; see ``benchkit.compiles``): ``cold``
   with the folder empty (compile, then write the entry), ``warm`` after
   ``jax.clear_caches()`` and a fresh function object, so only the disk entry
   can save the compile. Those rows record the cache's state
@@ -48,8 +48,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main
-from harness.compiles import cache_state, count, disable_persistent_cache
+from benchkit import Recorder, Sample, check_close, figure_main
+from benchkit.compiles import cache_state, count, disable_persistent_cache
 
 NUMBER = 20  # calls per timeit sample
 

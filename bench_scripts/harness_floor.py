@@ -23,8 +23,8 @@ FIGURE = {
 import jax
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main, time_clock_pair
-from harness.timing import MAX_SAMPLES
+from benchkit import Recorder, Sample, check_close, figure_main, time_clock_pair
+from benchkit.timing import MAX_SAMPLES
 
 CLOCK_WARMUP = 20  # the first reads of a fresh process touch cold code paths
 

@@ -61,7 +61,7 @@ from types import SimpleNamespace
 import jax
 import numpy as np
 
-from harness import Recorder, Sample, check_close, collect, compiles, figure_main
+from benchkit import Recorder, Sample, check_close, collect, compiles, figure_main
 
 try:  # optional peers: a missing one is recorded as not measured
     from pytest_benchmark.fixture import BenchmarkFixture

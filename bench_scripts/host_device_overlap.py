@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
+from benchkit import Recorder, check_close, figure_main
 
 LR = 0.01
 

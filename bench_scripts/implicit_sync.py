@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
+from benchkit import Recorder, check_close, figure_main
 
 mean_of_square = jax.jit(lambda x: jnp.mean(x @ x))
 printed = io.StringIO()  # print() needs a file; the terminal would add its own cost

@@ -52,8 +52,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main
-from harness.timing import choose_calls, time_completed, timed
+from benchkit import Recorder, Sample, check_close, figure_main
+from benchkit.timing import choose_calls, time_completed, timed
 
 
 def np_axpy(x, y):

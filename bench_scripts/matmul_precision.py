@@ -30,8 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
-from harness.figure import Interleaved
+from benchkit import Recorder, check_close, figure_main
+from benchkit.figure import Interleaved
 
 PRECISIONS = {"default": None, "high": "high", "highest": "highest"}
 

@@ -22,7 +22,7 @@ FIGURE = {
 import jax
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
+from benchkit import Recorder, check_close, figure_main
 
 matmul = jax.jit(lambda a, b: a @ b)
 CHECKED_ROWS = 32

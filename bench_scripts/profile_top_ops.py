@@ -72,8 +72,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Recorder, Sample, check_close, compiles, figure_main, profiles
-from harness.figure import REPO
+from benchkit import Recorder, Sample, check_close, compiles, figure_main, profiles
+from benchkit.figure import REPO
 
 STEP_ANNOTATION = "train"
 
@@ -172,17 +172,6 @@ def shorten_path(text: str) -> str:
     return text[len(repo):] if text.startswith(repo) else Path(text).name
 
 
-def record_trace_file(rec: Recorder, logdir: str, written_s: float, shape: str) -> list[profiles.Event]:
-    found = sorted(Path(logdir).glob("plugins/profile/*/perfetto_trace.json.gz"))
-    if len(found) != 1:
-        raise RuntimeError(f"expected one perfetto_trace.json.gz under {logdir}, found {len(found)}")
-    published = rec.artifact("trace.json.gz")
-    published.write_bytes(found[0].read_bytes())
-    rec.add("file", "completed", [Sample(written_s)], dtype="float32", shape=shape,
-            params={"part": "trace"}, size_bytes=float(published.stat().st_size))
-    return profiles.read_trace(published)
-
-
 def record_memory(rec: Recorder, scratch: str, shape: str) -> None:
     raw = Path(scratch) / "memory.prof"  # not published as is: its paths are shortened first
     t0 = time.perf_counter()
@@ -221,7 +210,7 @@ def measure(rec: Recorder) -> None:
     def traced() -> None:
         nonlocal params  # the profiled steps train on; the memory profile sees their output
         params, written_s, n_compiles = capture_trace(scratch, params, x, y, size["steps"])
-        events = record_trace_file(rec, scratch, written_s, shape)
+        events = profiles.publish_trace(rec, scratch, written_s, shape)
         for span in [e for e in events if e.name == STEP_ANNOTATION]:
             record_step(rec, events, span, names, n_compiles, shape, err)
         record_memory(rec, scratch, shape)  # params, batch and last loss are still alive here

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, check_close, figure_main
+from benchkit import Recorder, check_close, figure_main
 
 Tree = dict[str, jax.Array]
 loss_of = jax.jit(lambda x: jnp.mean(x * x))  # cheap: one pass over x

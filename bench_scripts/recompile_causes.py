@@ -40,8 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Recorder, Sample, check_close, figure_main
-from harness.compiles import compile_log, count, refuse_cache_hits, tidy
+from benchkit import Recorder, Sample, check_close, figure_main
+from benchkit.compiles import compile_log, count, refuse_cache_hits, tidy
 
 ROOT = Path(__file__).resolve().parents[1]  # log paths are published relative to the repository
 LR = 0.05  # initial learning rate

@@ -2,7 +2,7 @@
 
 import sys
 
-from harness.runner import main
+from benchkit.runner import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -22,7 +22,7 @@ FIGURE = {
 import jax
 import numpy as np
 
-from harness import Recorder, check_close, collect, figure_main
+from benchkit import Recorder, check_close, collect, figure_main
 
 matmul = jax.jit(lambda x: x @ x)
 

@@ -104,7 +104,7 @@ def run_ahead(params: Params, xs: list[jax.Array], y: jax.Array) -> tuple[Params
 from collections import defaultdict
 from dataclasses import dataclass
 
-from harness import profiles
+from benchkit import profiles
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,8 @@ import json
 import re
 import tempfile
 import time
-from pathlib import Path
 
-from harness import Recorder, Sample, check_close, compiles, figure_main
+from benchkit import Recorder, Sample, check_close, compiles, figure_main
 
 MODES = ("host-bound", "run-ahead")
 HOST_LABELS = ("prepare", "read-loss")  # TraceAnnotation names inside a host-bound step
@@ -359,17 +358,6 @@ def timeline(gaps: list[StepGap], events: list[profiles.Event], parts: dict[str,
             "lanes": lanes, "events": rnd}
 
 
-def publish(rec: Recorder, logdir: str, written_s: float, shape: str) -> list[profiles.Event]:
-    found = sorted(Path(logdir).glob("plugins/profile/*/perfetto_trace.json.gz"))
-    if len(found) != 1:
-        raise RuntimeError(f"expected one perfetto_trace.json.gz under {logdir}, found {len(found)}")
-    published = rec.artifact("trace.json.gz")
-    published.write_bytes(found[0].read_bytes())
-    rec.add("file", "completed", [Sample(written_s)], dtype="float32", shape=shape,
-            params={"part": "trace"}, size_bytes=float(published.stat().st_size))
-    return profiles.read_trace(published)
-
-
 def measure(rec: Recorder) -> None:
     size = sizes(rec)
     shape = f"{size['batch']}x{size['width']}"  # batch x width
@@ -392,7 +380,7 @@ def measure(rec: Recorder) -> None:
     def traced() -> None:
         with tempfile.TemporaryDirectory() as logdir:
             written_s, n_compiles = capture(blocks, logdir, size["rounds"], rec)
-            events = publish(rec, logdir, written_s, shape)
+            events = profiles.publish_trace(rec, logdir, written_s, shape)
         gaps = record_trace(rec, events, parts, n_compiles, shape, err)
         doc = [timeline(gaps[m], events, parts, m) for m in MODES]
         rec.artifact("timeline.json").write_text(json.dumps({"steps": doc}, separators=(",", ":")))

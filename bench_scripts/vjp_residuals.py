@@ -76,7 +76,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Recorder, Sample, check_close, figure_main, profiles
+from benchkit import Recorder, Sample, check_close, figure_main, profiles
 
 MODES = {"plain": False, "remat": True}
 STAGES = ("before", "after-vjp", "after-backward")

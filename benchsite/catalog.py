@@ -17,9 +17,9 @@ from typing import TypeVar
 
 import pandas as pd
 
-from harness import layout
-from harness.provenance import harness_sha256, sha256_file
-from harness.schema import figure_id_for
+from benchkit import layout
+from benchkit.provenance import harness_sha256, sha256_file
+from benchkit.schema import figure_id_for
 
 from . import REPO
 from .figures import Figure, all_figures
@@ -45,7 +45,7 @@ class Catalog:
     errors: dict[tuple[str, str], str] = field(default_factory=dict)
     orphans: list[ResultFile] = field(default_factory=list)
     preferred: str | None = None
-    bench_dir: Path = layout.BENCH_DIR  # the figure scripts and harness/ whose hashes decide staleness
+    bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
 
@@ -157,7 +157,7 @@ class Catalog:
     @property
     def harness_sha(self) -> str:
         if "" not in self._sha:
-            self._sha[""] = harness_sha256(self.bench_dir / "harness")
+            self._sha[""] = harness_sha256(self.bench_dir / "benchkit")
         return self._sha[""]
 
     def stale(self) -> list[tuple[str, str]]:

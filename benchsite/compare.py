@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import layout
+from benchkit import layout
 
 from . import fmt, stats
 from .catalog import Catalog, results_dir

@@ -7,8 +7,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.layout import BENCH_DIR, figure_scripts
-from harness.schema import figure_id_for
+from benchkit.layout import BENCH_DIR, figure_scripts
+from benchkit.schema import figure_id_for
 
 from .metrics import METRICS
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.layout import ResultFile, discover
-from harness.provenance import LABEL_RE
-from harness.schema import (
+from benchkit.layout import ResultFile, discover
+from benchkit.provenance import LABEL_RE
+from benchkit.schema import (
     BOOL_COLUMNS,
     COLUMNS,
     FLOAT_COLUMNS,
@@ -236,7 +236,7 @@ def validate(file: ResultFile) -> pd.DataFrame:
 @functools.cache
 def _code_version() -> bytes:
     """What a validated frame depends on besides the file: this module, the schema, pandas."""
-    from harness import schema
+    from benchkit import schema
 
     blob = Path(__file__).read_bytes() + Path(schema.__file__).read_bytes() + pd.__version__.encode()
     return hashlib.sha256(blob).digest()

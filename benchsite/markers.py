@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
-from harness import layout
+from benchkit import layout
 
 from . import fmt, metrics, pages, render, stats
 from .buildcache import BuildCache

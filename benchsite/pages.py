@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from harness import layout
+from benchkit import layout
 
 from . import compare, render
 from .catalog import Catalog, Unavailable

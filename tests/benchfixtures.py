@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchkit import results
 from benchsite.figures import Figure
-from harness import results
 from test_results import make_row
 
 

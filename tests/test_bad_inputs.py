@@ -4,10 +4,10 @@ import shutil
 
 import pytest
 
+from benchkit import results
+from benchkit.schema import COLUMNS
 from benchsite.load import ResultFile, ResultsError, load
 from conftest import REFERENCE, REPO, build_site
-from harness import results
-from harness.schema import COLUMNS
 from test_results import make_row
 
 GOOD_ROWS = [make_row(run=r, sample=s, figure_id="fig-demo") for r in range(2) for s in range(3)]

@@ -12,9 +12,9 @@ import shutil
 import pytest
 from test_bad_inputs import drop_column, replace_cell
 
+from benchkit.schema import COLUMNS
 from benchsite.figures import all_figures
 from conftest import REFERENCE, REPO, build_site
-from harness.schema import COLUMNS
 
 
 def truncate(text: str) -> str:

@@ -3,12 +3,12 @@
 import pytest
 
 from benchfixtures import demo_figure, write_machine
+from benchkit import provenance
 from benchsite import buildcache, render
 from benchsite.buildcache import BuildCache
 from benchsite.catalog import CodeHash
 from benchsite.load import ResultFile, load
 from benchsite.table import Table
-from harness import provenance
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ rule (docs/verdicts.md), and no verdict across different hardware unless asked."
 import pytest
 
 from benchfixtures import demo_figure
+from benchkit import results
 from benchsite import compare, stats
 from benchsite.catalog import Catalog
 from benchsite.load import ResultFile, load
 from benchsite.table import Table, groups
-from harness import results
 from test_results import make_row
 
 # The version 2 provenance of one machine: what a session on it records.

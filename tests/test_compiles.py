@@ -5,7 +5,7 @@ import logging
 import jax
 import jax.numpy as jnp
 
-from harness import compiles
+from benchkit import compiles
 
 
 def test_a_new_specialisation_compiles_once_and_a_repeat_does_not():

@@ -106,7 +106,7 @@ def test_prose_filter_finds_numbers_outside_code() -> None:
 def test_notebook_times_with_the_project_harness() -> None:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     source = "\n".join(c.source for c in code_cells(nb))
-    assert "from harness import" in source
+    assert "from benchkit import" in source
     copied = re.findall(r"def (time_completed|time_dispatch|time_first_call|collect|check_close)\b",
                         source)
     assert copied == [], f"the notebook redefines harness functions: {copied}"

@@ -2,10 +2,10 @@
 
 import pytest
 
+from benchkit import results
 from benchsite.catalog import Catalog
 from benchsite.figures import Figure
 from benchsite.markers import Context, MarkerError, expand
-from harness import results
 from test_results import make_row
 
 # The columns results schema version 2 added, with the values one session would record.

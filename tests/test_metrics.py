@@ -3,14 +3,14 @@ tables and side-file links. Fixtures are small CSVs whose values the tests choos
 
 import pytest
 
+from benchkit import provenance, results
+from benchkit.schema import format_params
 from benchsite import metrics
 from benchsite.catalog import Catalog, CodeHash
 from benchsite.figures import Figure, FigureError, read_figure
 from benchsite.markers import Context, MarkerError, expand
 from benchsite.render import machine_panel, table
 from benchsite.table import Table
-from harness import provenance, results
-from harness.schema import format_params
 from test_results import make_row
 
 MACHINE = "cpu-test-2c"

@@ -1,4 +1,4 @@
-"""harness.profiles: reading traces and pprof files, on small hand-made fixtures."""
+"""benchkit.profiles: reading traces and pprof files, on small hand-made fixtures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import profiles
+from benchkit import profiles
 
 # --- fixtures: a trace-event file and a pprof message built by hand ----------------------
 

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from harness import provenance
-from harness.schema import PROVENANCE_COLUMNS
+from benchkit import provenance
+from benchkit.schema import PROVENANCE_COLUMNS
 
 REPO_FIELDS = {"figure_id", "script_path", "script_sha256"}
 

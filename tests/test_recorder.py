@@ -4,8 +4,8 @@ import functools
 
 import pytest
 
+from benchkit import Config, Recorder, timing
 from fakes import FakeClock, FakeFunction, block
-from harness import Config, Recorder, timing
 
 
 @pytest.fixture

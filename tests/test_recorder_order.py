@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchkit import Config, Recorder, Sample, timing
 from fakes import FakeClock, FakeFunction, block
-from harness import Config, Recorder, Sample, timing
 
 
 def recorder(seed: int, clock: FakeClock) -> Recorder:

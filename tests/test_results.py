@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from benchkit import provenance, results
+from benchkit.schema import COLUMNS, SCHEMA_VERSION, format_params, parse_params
 from benchsite.load import ResultFile, load
-from harness import provenance, results
-from harness.schema import COLUMNS, SCHEMA_VERSION, format_params, parse_params
 
 
 def test_readme_documents_exactly_the_schema_columns():

@@ -9,15 +9,15 @@ import time
 
 import pytest
 
+from benchkit import runner
 from benchsite.load import ResultFile, load
 from conftest import REPO
-from harness import runner
 
 BENCH = REPO / "bench_scripts"
 
 FAKE_SCRIPT = textwrap.dedent('''
     import os, sys, time
-    from harness import Recorder, Sample, figure_main
+    from benchkit import Recorder, Sample, figure_main
 
     FIGURE = {"title": "t", "caption": "c", "chapter": "index.md", "variants": ["v"]}
 
@@ -31,10 +31,10 @@ FAKE_SCRIPT = textwrap.dedent('''
         if mode == "slow":
             time.sleep(60)
         if mode == "cache-hit":
-            from harness import compiles
+            from benchkit import compiles
             compiles.refuse_cache_hits([Sample(0.01, 1, 1, cache_hits=1)], "fake first call")
         if mode == "wrong-answer":
-            from harness import check_close
+            from benchkit import check_close
             check_close([1.0, 2.0], [1.0, 2.5], rtol=1e-6, atol=0.0, what="fake sum")
         rec.add("v", "completed", [Sample(0.001 * (rec.config.run + 1))], dtype="float32", shape="1")
         (rec.artifact("note.txt")).write_text(f"run {rec.config.run}")
@@ -49,7 +49,7 @@ def bench_dir(tmp_path):
     """A bench_scripts folder with two fake figures that import the real harness."""
     folder = tmp_path / "bench"
     folder.mkdir()
-    (folder / "harness").symlink_to(BENCH / "harness")
+    (folder / "benchkit").symlink_to(BENCH / "benchkit")
     (folder / "good.py").write_text(FAKE_SCRIPT)
     (folder / "other.py").write_text(FAKE_SCRIPT)
     return folder
@@ -155,7 +155,7 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
     target.parent.mkdir()
     target.write_text("previous results\n")
     env = dict(os.environ, MACHINE="fake-machine", FAKE_MODE="slow", PYTHONPATH=str(REPO))
-    code = (f"import sys; sys.path.insert(0, {str(bench_dir)!r}); from harness import runner; "
+    code = (f"import sys; sys.path.insert(0, {str(bench_dir)!r}); from benchkit import runner; "
             f"from pathlib import Path; sys.exit(runner.main(['--results', {str(results)!r}, '--runs', '2'], "
             f"bench_dir=Path({str(bench_dir)!r})))")
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,

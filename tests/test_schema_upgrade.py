@@ -4,10 +4,10 @@ staleness covers the harness as well as the figure's own script."""
 import pandas as pd
 import pytest
 
+from benchkit import provenance, results
+from benchkit.schema import COLUMNS, V1_MISSING
 from benchsite.catalog import CodeHash, stale_reason
 from benchsite.load import ResultFile, ResultsError, load
-from harness import provenance, results
-from harness.schema import COLUMNS, V1_MISSING
 from test_results import make_row
 
 

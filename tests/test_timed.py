@@ -2,7 +2,7 @@
 
 import jax.monitoring
 
-from harness import compiles, timing
+from benchkit import compiles, timing
 
 
 def test_timed_keeps_the_timer_value_and_the_calls_it_averaged():

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from benchkit import timing
 from fakes import FakeClock, FakeFunction, block
-from harness import timing
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def test_clock_pair_is_two_reads_and_nothing_between():
 
 
 def test_clock_is_a_known_boundary():
-    from harness.schema import BOUNDARIES
+    from benchkit.schema import BOUNDARIES
 
     assert "clock" in BOUNDARIES
 
@@ -212,7 +212,7 @@ def test_calls_per_sample(wall, expected):
 def test_cache_hits_are_counted_per_window():
     import jax.monitoring
 
-    from harness import compiles
+    from benchkit import compiles
 
     def hitting_timer() -> float:  # stands in for a call served from the persistent cache
         jax.monitoring.record_event(compiles.CACHE_HIT_EVENT)
@@ -225,7 +225,7 @@ def test_cache_hits_are_counted_per_window():
 def test_collect_records_cache_hits_seen_in_a_sample(clock):
     import jax.monitoring
 
-    from harness import compiles
+    from benchkit import compiles
 
     inner = FakeFunction(clock, dispatch_s=0.0, work_s=2**-9)
     state = {"n": 0}
@@ -244,7 +244,7 @@ def test_collect_records_cache_hits_seen_in_a_sample(clock):
 def test_cache_state_and_disabling_it(monkeypatch, tmp_path):
     import jax
 
-    from harness import compiles
+    from benchkit import compiles
 
     monkeypatch.delenv(compiles.ALLOW_CACHE_ENV, raising=False)
     before = (jax.config.jax_compilation_cache_dir, jax.config.jax_enable_compilation_cache)
@@ -267,7 +267,7 @@ def test_cache_state_and_disabling_it(monkeypatch, tmp_path):
 
 
 def test_figures_that_time_compiles_refuse_cache_hits():
-    from harness import compiles
+    from benchkit import compiles
 
     compiles.refuse_cache_hits([timing.Sample(0.1), timing.Sample(0.1, cache_hits=0)], "ok")
     with pytest.raises(compiles.PersistentCacheHit, match="compile-stage samples: 2 persistent"):
@@ -278,7 +278,7 @@ def test_a_disabled_cache_serves_no_hits(monkeypatch, tmp_path):
     import jax
     import jax.numpy as jnp
 
-    from harness import compiles
+    from benchkit import compiles
 
     monkeypatch.delenv(compiles.ALLOW_CACHE_ENV, raising=False)
     before = {k: getattr(jax.config, k) for k in (

@@ -10,9 +10,9 @@ import pytest
 import trace_gaps as tg
 
 from benchfixtures import figure_literal, run_worker
+from benchkit import Config, Recorder, profiles
 from benchsite import timeline
 from conftest import REPO
-from harness import Config, Recorder, profiles
 
 SCRIPT = REPO / "bench_scripts" / "trace_gaps.py"
 

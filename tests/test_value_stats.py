@@ -2,10 +2,10 @@
 
 import pytest
 
+from benchkit import results
 from benchsite.catalog import Catalog
 from benchsite.figures import Figure
 from benchsite.markers import Context, expand
-from harness import results
 from test_results import make_row
 
 # Run r's isolated samples: 1, 2, 3 and a 10 ms stall, all scaled by (1 + r/10).

@@ -16,10 +16,10 @@ from pathlib import Path
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.utils import get_relative_url
 
+from benchkit import layout
 from benchsite import catalog as _catalog
 from benchsite import markers, pages
 from benchsite.buildcache import BuildCache, cache_dir
-from harness import layout
 
 log = logging.getLogger("mkdocs.plugins.bench")
 

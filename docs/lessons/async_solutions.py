@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness import Sample, check_close, collect
+from benchkit import Sample, check_close, collect
 
 
 def placed_inputs(rows: int, features: int,

@@ -1,6 +1,6 @@
 """Helpers the lesson notebooks share: folds, the report's rows and its chart.
 
-Nothing here measures: the notebooks time with ``bench_scripts/harness`` and
+Nothing here measures: the notebooks time with ``bench_scripts/benchkit`` and
 hand their samples (seconds) to these functions, which only summarise and draw.
 Units stay seconds until the moment they are shown.
 """

@@ -19,7 +19,7 @@ Boundaries (recorded with every sample as ``boundary``):
 * ``first-call`` trace / lower / compile / first execute of a fresh function
                  object, each stage timed on its own (ahead-of-time API).
 * ``trace``      an interval read from a profiler trace's own timestamps
-                 (``harness.profiles``), not from this module's clock.
+                 (``benchkit.profiles``), not from this module's clock.
 * ``clock``      two back-to-back clock reads and nothing between them: the
                  smallest interval any other boundary can report.
 

@@ -170,7 +170,7 @@ class Interleaved:
     def sample(self, variant: str, boundary: str, sampler: Callable[[], Any], count: int, *,
                dtype: str, shape: str, params: dict[str, object] | None = None,
                warmup: Callable[[], Any] | None = None, **extra: object) -> None:
-        """``count`` samples from ``sampler()``, which returns a :class:`~harness.Sample`,
+        """``count`` samples from ``sampler()``, which returns a :class:`~benchkit.Sample`,
         a ``(Sample, {column: value})`` pair (columns that differ per sample), or a
         list of such pairs: several rows from one measurement (first-call stages),
         where the dict may also name the row's ``variant``. ``warmup`` runs once,

@@ -237,3 +237,18 @@ def rewrite_pprof_strings(data: bytes, rewrite: Callable[[str], str]) -> bytes:
         else:
             out += raw
     return gzip.compress(bytes(out), mtime=0)
+
+
+def publish_trace(rec, logdir: str, written_s: float, shape: str) -> list[Event]:
+    """The one trace ``jax.profiler.trace(logdir)`` wrote, published beside the figure's CSV as
+    ``<stem>.trace.json.gz`` with a ``file`` row (seconds to write it, its size), then read back."""
+    from .timing import Sample  # profiles stays importable without the timing machinery
+
+    found = sorted(Path(logdir).glob("plugins/profile/*/perfetto_trace.json.gz"))
+    if len(found) != 1:
+        raise RuntimeError(f"expected one perfetto_trace.json.gz under {logdir}, found {len(found)}")
+    published = rec.artifact("trace.json.gz")
+    published.write_bytes(found[0].read_bytes())
+    rec.add("file", "completed", [Sample(written_s)], dtype="float32", shape=shape,
+            params={"part": "trace"}, size_bytes=float(published.stat().st_size))
+    return read_trace(published)
