@@ -17,7 +17,7 @@ comma := ,
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: help venv bench bench-smoke lesson site compare serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site publish compare serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -58,6 +58,20 @@ site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	BENCH_RESULTS=$(RESULTS) BENCH_STRICT=$(STRICT) $(VENV)/bin/mkdocs build --strict 2>&1 \
 	  | { grep -v '^INFO ' || true; } && \
 	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
+
+# The site's links are relative, so the built site/ works under any path; publish lays it out under
+# one (a folder to upload as is) with a redirect at the top. SITE_URL (mkdocs.yml) is read by `make site`.
+PUBLISH_DIR ?= .bench/public
+PUBLISH_PATH ?= bench
+publish: ## After make site: site/ laid out for a static host in .bench/public/bench/, with a redirect at the top
+	@test -f site/index.html || { echo "make publish: no site/ yet; run make site (STRICT=1) first"; exit 2; }
+	rm -rf $(PUBLISH_DIR) && mkdir -p $(PUBLISH_DIR)/$(PUBLISH_PATH)
+	cp -R site/. $(PUBLISH_DIR)/$(PUBLISH_PATH)/
+	@# A host serves its root 404.html for any missing path; the site's own links its assets by site_url.
+	@if [ -f site/404.html ]; then cp site/404.html $(PUBLISH_DIR)/404.html; fi
+	@printf '<!doctype html><meta charset="utf-8"><title>Redirect</title><meta http-equiv="refresh" content="0; url=%s/"><a href="%s/">%s/</a>\n' \
+	  "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" > $(PUBLISH_DIR)/index.html
+	@echo "upload $(PUBLISH_DIR)/ to the host's root: the site is at /$(PUBLISH_PATH)/"
 
 compare: $(STAMP) ## Compare two results folders figure by figure: make compare A=<folder> B=<folder> [MACHINES=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }

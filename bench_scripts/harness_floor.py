@@ -10,13 +10,14 @@ FIGURE = {
     "title": "The timing floor: clock reads and a near-empty jitted call",
     "caption": (
         "The clock pair is the resolution of every interval on the site; the near-empty "
-        "jitted call is the least any jitted function can cost at each boundary. A result "
-        "within a few times these floors is dominated by call overhead, so compare it with "
+        "jitted call is the least any jitted function can cost at each boundary. A time "
+        "within a few times these floors is mostly call overhead, so compare it with "
         "care or batch more work into each call."
     ),
     "chapter": "diagnosing/harness.md",
     "group_by": [],
     "variants": ["clock-pair", "dispatch", "completed", "loop"],
+    "headline": {"stat": "median", "variant": "completed"},
 }
 
 # --8<-- [start:measure]

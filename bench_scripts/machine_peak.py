@@ -32,7 +32,7 @@ FIGURE = {
     "group_by": ["op", "n"],
     "variants": ["float32", "bfloat16", "float16", "float64"],
     "metrics": ["flop_rate", "bandwidth"],
-    "headline": {"stat": "median", "variant": "float32", "op": "matmul"},
+    "headline": {"stat": "median", "variant": "float32", "op": "matmul", "n": 1024},
 }
 
 # --8<-- [start:measure]

@@ -21,6 +21,7 @@ FIGURE = {
     "chapter": "diagnosing/profiling.md",
     "variants": ["unprofiled-step", "traced-step", "host-dispatch", "ops-busy", "ops-span"],
     "ratio": ["traced-step", "unprofiled-step"],
+    "headline": {"stat": "ratio"},
     "code_sections": ["model", "measure"],
 }
 

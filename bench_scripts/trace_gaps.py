@@ -31,13 +31,14 @@ FIGURE = {
         "waited for the host. The ratio column is the gap's share of the step (a part of its whole: "
         "no verdict). Host-bound, each "
         "step prepares its batch and reads the loss back before the next is dispatched; run ahead, "
-        "the batches were placed beforehand and nothing waits between steps."
+        "the batches were placed beforehand and <!-- bench:claim fig-trace-gaps ratio(mode='run-ahead') * 4 < ratio(mode='host-bound') -->the gap's share of the step fell to a fraction of the host-bound one<!-- /bench:claim -->."  # noqa: E501
     ),
     "chapter": "diagnosing/gaps-and-residuals.md",
     "group_by": ["mode"],
     "variants": ["step", "busy", "gap"],
     "ratio": ["gap", "step"],
     "ratio_verdict": False,
+    "headline": {"stat": "ratio", "mode": "host-bound"},
     "code_sections": ["model", "loops", "gaps", "measure"],
 }
 

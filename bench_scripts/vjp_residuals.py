@@ -27,6 +27,7 @@ FIGURE = {
     "group_by": ["width", "depth"],
     "variants": ["plain", "remat"],
     "ratio": ["remat", "plain"],
+    "headline": {"stat": "ratio", "width": 512, "depth": 4},
     "metrics": ["size"],
     "code_sections": ["model", "measure"],
 }

@@ -1,8 +1,8 @@
 """Rendered charts and machine panels, made once per distinct input and kept under
 ``.cache/bench/`` between builds.
 
-A chart costs matplotlib about half a second and a machine panel a tenth of a
-second of pandas; a site with a hundred machines would redo hundreds of them on
+A chart costs a few milliseconds (``chart.py``) and a machine panel a tenth of a
+second of pandas; a site with a hundred machines would redo thousands of them on
 every build although only a new folder changed. Each key is a hash of exactly
 what the output is made from (the samples, the figure's metadata, the script's
 current hash, the link it carries, the code that draws it and the library
@@ -11,7 +11,7 @@ nothing stale is ever served.
 
 A page carries a placeholder comment for each chart while it goes through
 Markdown and the search indexer, and :func:`fill` puts the SVG into the finished
-HTML: a chart is about half a megabyte of tags that both would parse for nothing.
+HTML: a chart is thousands of path segments that both would parse for nothing.
 """
 
 from __future__ import annotations
@@ -19,25 +19,26 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
-import multiprocessing
 import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import matplotlib
+import jinja2
+import numpy as np
 import pandas as pd
 
-from . import REPO, chart, render
+from . import REPO, render
 from .table import Table
 
 PACKAGE = Path(__file__).resolve().parent
-# What draws a chart: the drawing code, the axis formatting, the grouping into panels.
-CHART_CODE = ("chart.py", "fmt.py", "table.py", "render.py")
-DRAWN_FROM = ["machine", "variant", "run", "time_s"]  # plus the figure's p_<group_by> columns
-PLACEHOLDER = re.compile(r"<!--bench-chart:([0-9a-f]{64})-->")
+# What draws a chart: the drawing code and its template, the axis formatting, the grouping into
+# panels, the template environment.
+CHART_CODE = ("chart.py", "templates/chart.html", "fmt.py", "html.py", "table.py", "render.py")
+DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # plus the figure's p_<group_by> columns
+# A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
+PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 
 
 def cache_dir() -> Path:
@@ -52,7 +53,8 @@ def _code_version(kind: str) -> bytes:
         files = [PACKAGE / name for name in CHART_CODE]
     else:
         files = sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "templates").glob("*"))
-    blob = b"".join(f.read_bytes() for f in files) + matplotlib.__version__.encode() + pd.__version__.encode()
+    versions = (jinja2.__version__, np.__version__, pd.__version__)
+    blob = b"".join(f.read_bytes() for f in files) + repr(versions).encode()
     return hashlib.sha256(blob).digest()
 
 
@@ -71,10 +73,6 @@ def _store_bytes(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
-
-
-def _draw(args: tuple) -> str:
-    return chart.sample_chart(*args)
 
 
 def chart_key(tab: Table) -> str:
@@ -120,25 +118,17 @@ class BuildCache:
         return packed
 
     def predraw(self, tabs: Iterable[Table], workers: int | None = None) -> int:
-        """Draw every chart neither this build nor the disk has, on all cores at once
-        (matplotlib is most of a cold build). Returns how many were drawn."""
-        todo: dict[str, Table] = {}
+        """Draw every chart neither this build nor the disk has, up front. Returns how many were drawn.
+
+        Serial: all twenty charts of a machine take about a quarter of a second, less than a
+        process pool takes to start (``workers`` is accepted and ignored)."""
+        drawn = 0
         for tab in tabs:
             key = chart_key(tab)
             if key not in self._memory and not (cache_dir() / "chart" / f"{key}.html").is_file():
-                todo[key] = tab
-        workers = min(workers or os.cpu_count() or 1, len(todo))
-        if workers < 2:
-            return 0  # one chart, or one core: drawn on demand as before
-        inputs = [render.chart_input(tab) for tab in todo.values()]
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for key, svg in zip(todo, pool.map(_draw, inputs, chunksize=4)):
-                self._memory[key] = svg
-                try:
-                    _store(cache_dir() / "chart" / f"{key}.html", svg)
-                except OSError:
-                    pass
-        return len(todo)
+                self._cached("chart", key, lambda tab=tab: render.panel_chart(tab))
+                drawn += 1
+        return drawn
 
     def chart_placeholder(self, tab: Table) -> str:
         """Makes (or finds) the chart now; the page carries only its key until :meth:`fill`."""
@@ -147,10 +137,21 @@ class BuildCache:
         return f"<!--bench-chart:{key}-->"
 
     def fill(self, html: str) -> str:
-        """Every chart placeholder in a finished page replaced by its SVG."""
-        if "<!--bench-chart:" not in html:
-            return html
-        return PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
+        """Every placeholder in a finished page replaced by its chart or HTML block (a block
+        may hold a chart's placeholder, so this repeats until none is left)."""
+        for _ in range(4):
+            if "<!--bench-" not in html:
+                break
+            html = PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
+        return html
+
+    def stash(self, html: str) -> str:
+        """A placeholder for a block of finished HTML, filled in by :meth:`fill`. Markdown, the
+        search indexer and the link checker then pass over a one-line comment, not the
+        tables and tags of a machine's results, on pages that can number thousands."""
+        key = hashlib.sha256(html.encode()).hexdigest()
+        self._memory[key] = html
+        return f"<!--bench-html:{key}-->"
 
     def machine_panel(self, tab: Table, csv_url: str, source: str) -> str:
         """render.machine_panel, with its chart as a placeholder, from the cache when the

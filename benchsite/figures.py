@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from benchkit.schema import figure_id_for
 from .metrics import METRICS
 
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
+# A checked claim (benchsite/claims.py): <!-- bench:claim fig-id CONDITION -->words<!-- /bench:claim -->
+CLAIM = re.compile(r"<!--\s*bench:claim\s(.*?)-->(.*?)<!--\s*/bench:claim\s*-->")
 HEADLINE_STATS = ("median", "ratio")
 
 
@@ -26,7 +29,7 @@ class Figure:
     stem: str
     script: Path
     title: str
-    caption: str
+    caption: str  # plain text: any claim reduced to its words (what /bench pages and cite blocks show)
     chapter: str
     variants: tuple[str, ...]
     group_by: tuple[str, ...] = ()
@@ -38,6 +41,8 @@ class Figure:
     # The one number the /bench index quotes: (key, value) pairs of ``stat``
     # (median | ratio), ``variant`` and group_by params; empty = the default choice.
     headline: tuple[tuple[str, str], ...] = ()
+    caption_src: str = ""  # the caption as written, claims included (chapter pages check them)
+    line: int = 1  # the line of ``FIGURE =`` in the script, for messages
     extra: dict = field(default_factory=dict)
 
     @property
@@ -64,18 +69,34 @@ def _headline(meta: dict, where: str) -> tuple[tuple[str, str], ...]:
     spec = meta.get("headline", {})
     if not isinstance(spec, dict):
         raise FigureError(f"{where}: FIGURE headline must be a dict such as {{'stat': 'ratio', 'n': 1024}}")
-    allowed = {"stat", "variant", *meta.get("group_by", ())}
+    allowed = {"stat", "variant", "a", "b", *meta.get("group_by", ())}
     unknown = sorted(set(spec) - allowed)
     if unknown:
         raise FigureError(f"{where}: FIGURE headline has unknown key(s) {', '.join(unknown)} "
                           f"(allowed: {', '.join(sorted(allowed))})")
     if spec.get("stat", "median") not in HEADLINE_STATS:
         raise FigureError(f"{where}: FIGURE headline stat must be one of {', '.join(HEADLINE_STATS)}")
-    if spec.get("stat") == "ratio" and not meta.get("ratio"):
-        raise FigureError(f"{where}: FIGURE headline stat 'ratio' needs a FIGURE ratio")
-    if "variant" in spec and spec["variant"] not in meta["variants"]:
-        raise FigureError(f"{where}: FIGURE headline variant {spec['variant']!r} is not one of its variants")
+    if ("a" in spec) != ("b" in spec) or (("a" in spec) and spec.get("stat") != "ratio"):
+        raise FigureError(f"{where}: FIGURE headline names a ratio of two variants with stat 'ratio', a and b")
+    if spec.get("stat") == "ratio" and not (meta.get("ratio") or "a" in spec):
+        raise FigureError(f"{where}: FIGURE headline stat 'ratio' needs a FIGURE ratio (or a and b)")
+    for key in ("variant", "a", "b"):
+        if key in spec and spec[key] not in meta["variants"]:
+            raise FigureError(f"{where}: FIGURE headline {key} {spec[key]!r} is not one of its variants")
     return tuple(sorted((str(k), str(v)) for k, v in spec.items()))
+
+
+def _check_claims(caption: str, where: str) -> None:
+    """Every claim in a caption must be readable (whether it holds is the build's question)."""
+    from . import claims  # claims reads tables, which read figures
+
+    if "bench:claim" in CLAIM.sub("", caption):
+        raise FigureError(f"{where}: FIGURE caption has a bench:claim without its <!-- /bench:claim -->")
+    for spec, _ in CLAIM.findall(caption):
+        try:
+            claims.split(spec)
+        except ValueError as err:
+            raise FigureError(f"{where}: FIGURE caption: {err}") from None
 
 
 def read_figure(script: Path) -> Figure:
@@ -90,14 +111,16 @@ def read_figure(script: Path) -> Figure:
     if unknown:
         raise FigureError(f"{script}:{line}: FIGURE metrics {unknown} unknown (known: {', '.join(METRICS)})")
     headline = _headline(meta, f"{script}:{line}")
-    known = set(Figure.__dataclass_fields__) - {"id", "stem", "script", "extra"}
+    known = set(Figure.__dataclass_fields__) - {"id", "stem", "script", "extra", "line"}
+    _check_claims(meta["caption"], f"{script}:{line}")
     return Figure(
         id=figure_id_for(script.stem), stem=script.stem, script=script,
-        title=meta["title"], caption=meta["caption"], chapter=meta["chapter"],
+        title=meta["title"], caption=CLAIM.sub(r"\2", meta["caption"]), chapter=meta["chapter"],
         variants=tuple(meta["variants"]), group_by=tuple(meta.get("group_by", ())),
         ratio=tuple(ratio) if ratio else None, ratio_verdict=bool(meta.get("ratio_verdict", True)),
         code_sections=tuple(meta.get("code_sections", ("measure",))),
-        headline=headline, extra={k: v for k, v in meta.items() if k not in known},
+        headline=headline, caption_src=meta["caption"], line=line,
+        extra={k: v for k, v in meta.items() if k not in known},
     )
 
 

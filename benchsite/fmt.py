@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
@@ -58,3 +59,29 @@ def percent(frac: float) -> str:
 def esc(value: object) -> str:
     """Every text from a results file goes through here before it reaches a page."""
     return html.escape(str(value), quote=True)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``word`` for one, else ``many`` (default ``word + "s"``)."""
+    return word if n == 1 else (many or word + "s")
+
+
+def count(n: int, word: str, many: str | None = None) -> str:
+    """``1 sample``, ``45 samples``."""
+    return f"{n} {plural(n, word, many)}"
+
+
+def count_span(low: int, high: int, word: str = "") -> str:
+    """A count that may vary: ``10 samples`` when both ends agree, else ``3–10 samples``."""
+    span = f"{low}" if low == high else f"{low}–{high}"
+    return f"{span} {plural(high, word)}" if word else span
+
+
+GLUED_URL = re.compile(r"(?<=[^\s(<\"'])(https?://)")
+
+
+def unglue_urls(text: str) -> str:
+    """A URL run on to the end of a log line (JAX's cache-miss message appends its docs link
+    with no space: ``{weak_type=True}https://docs.jax.dev/…``) starts its own line. Display
+    only: the stored text stays as JAX wrote it."""
+    return GLUED_URL.sub(r"\n\1", text)

@@ -1,9 +1,11 @@
 """The one number a figure is quoted by in the /bench index and in a cite block.
 
-A figure may name it (``FIGURE["headline"] = {"stat": "ratio", "n": 1024}``);
-otherwise it is the figure's ratio, else its first variant, in the last table row
-(the largest size, where the effect is usually clearest). It is picked from the
-table model's rows (``Table.headline``), never recomputed.
+Each figure names it: the cell that shows the effect the figure exists for
+(``FIGURE["headline"] = {"stat": "ratio", "n": 1024}``; ``"a"`` and ``"b"`` name a ratio
+of two other variants of one row, taken run by run as the ratio column is). Without
+one it is the figure's ratio, else its first variant, in the last table row. It is
+picked from the table model's rows (``Table.headline``); a ratio of two named
+variants divides the row's run medians run by run, as the table's ratio column does.
 """
 
 from __future__ import annotations
@@ -37,13 +39,25 @@ def choose_headline(rows: Sequence[Row], fig: Figure) -> Headline | None:
     # Naming a variant asks for its time; otherwise a ratio figure is quoted by its ratio.
     stat = spec.pop("stat", "ratio" if fig.ratio and "variant" not in spec else "median")
     variant = spec.pop("variant", fig.variants[0])
+    pair = (spec.pop("a"), spec.pop("b")) if "a" in spec else fig.ratio
     chosen = [row for row in rows if all(row.params.get(k) == v for k, v in spec.items())]
     if not chosen:
         return None
     row = chosen[-1]
     where = f" at {row.label}" if row.label else ""
-    if stat == "ratio" and fig.ratio:
+    if stat == "ratio" and pair and pair != fig.ratio:
+        summary, what = _pair_ratio(row, pair), f"{pair[0]} / {pair[1]}{where}"
+    elif stat == "ratio" and fig.ratio:
         summary, what = row.ratio, f"{fig.ratio[0]} / {fig.ratio[1]}{where}"
     else:
         summary, what = row.cells.get(variant), f"{variant}{where}"
     return Headline(what, summary, stat == "ratio") if summary else None
+
+
+def _pair_ratio(row: Row, pair: tuple[str, str]) -> stats.Summary | None:
+    """Median [min..max] of the per-run ratios of two variants of one row."""
+    if not all(v in row.run_medians for v in pair):
+        return None
+    a, b = (row.run_medians[v] for v in pair)
+    common = a.index.intersection(b.index)
+    return stats.summarize(a[common] / b[common]) if len(common) else None

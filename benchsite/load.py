@@ -15,8 +15,10 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import math
 import os
 import pickle
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "size
                                   "compiles", "run", "sample", "device_count", "cpu_count"})
 V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
 INT_PATTERN = r"[+-]?[0-9]+"
+_INT = re.compile(INT_PATTERN)
 BOOLS = {"true": True, "false": False}
 KEY = ["run", "variant", "params", "sample"]  # one sample; a second row with the same key is a duplicate
 
@@ -63,6 +66,9 @@ def header_version(header: list[str]) -> int:
 def _check_header(header: list[str], path: Path) -> None:
     if header_version(header) == 1:
         return
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ResultsError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once in the header")
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
@@ -85,14 +91,24 @@ def _split(path: Path) -> _Records:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ResultsError(f"{path}:1: cannot read: {err}") from None
-    reader = csv.reader(text.splitlines(keepends=True), strict=True)
+    lines = text.splitlines(keepends=True)
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
     except csv.Error as err:
         raise ResultsError(f"{path}:1: malformed CSV: {err}") from None
     if header is None:
         raise ResultsError(f"{path}:1: empty file")
+    try:
+        rows = list(reader)
+    except csv.Error:
+        rows = None  # read again below, record by record, to find the line it fails on
+    if rows is not None and len(rows) == len(lines) - 1:
+        # One line per record (no cell spans lines): record i ends on line i + 2.
+        return _Records(header, rows, list(range(2, len(rows) + 2)))
     out = _Records(header, [], [])
+    reader = csv.reader(lines, strict=True)
+    next(reader)
     try:
         for record in reader:
             out.rows.append(record)
@@ -105,37 +121,65 @@ def _split(path: Path) -> _Records:
 Check = tuple[np.ndarray, Callable[[int], str]]  # rows that break a rule, and the message for one of them
 
 
-def _column_checks(col: str, texts: pd.Series) -> list[Check]:
-    """Presence, type and range of one column, in that order."""
-    empty = texts.eq("").to_numpy()
+def _number(text: str, integer: bool) -> tuple[float | int | None, str | None]:
+    """One distinct cell's value, or why it is not one (``None`` value for an empty cell)."""
+    if text == "":
+        return None, None
+    if integer:
+        return (int(text), None) if _INT.fullmatch(text) else (None, "not a valid integer")
+    try:
+        if "_" in text:
+            raise ValueError(text)  # float() reads 1_000; the writer never does
+        value = float(text)
+    except ValueError:
+        return None, "not a valid number"
+    if not math.isfinite(value):  # nan and inf parse, but are no measurement
+        return value, "not finite"
+    return value, None
+
+
+def _column(col: str, texts: pd.Series) -> tuple[list[Check], pd.Series | None]:
+    """Presence, type and range of one column, in that order, and its typed values.
+
+    Each rule runs once per distinct text (a provenance column holds one or a few
+    on every row) and the answer is spread back to the rows: every row is checked,
+    at the cost of its distinct values."""
+    codes, uniques = pd.factorize(texts.to_numpy(dtype=object), sort=False)
+    empty_u = np.array([u == "" for u in uniques], dtype=bool)
     checks: list[Check] = []
     if col not in NULLABLE_COLUMNS:
-        checks.append((empty, lambda i: f"column {col!r} is empty"))
-    if col in INT_COLUMNS:
-        bad = ~empty & ~texts.str.fullmatch(INT_PATTERN).to_numpy(dtype=bool)
-        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid integer"))
-        values = pd.to_numeric(texts.where(~empty & ~bad, "0"))
-    elif col in FLOAT_COLUMNS:
-        values = pd.to_numeric(texts.where(~empty, "0"), errors="coerce")
-        spelled_nan = texts.str.strip().str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
-        bad = ~empty & values.isna().to_numpy() & ~spelled_nan
-        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid number"))
-        infinite = ~empty & ~bad & ~np.isfinite(values.to_numpy(dtype=float))
-        checks.append((infinite, lambda i: f"column {col!r} is {float(texts.iat[i])}, not a finite number"))
-    elif col in BOOL_COLUMNS:
-        bad = ~empty & ~texts.isin(list(BOOLS)).to_numpy()
-        checks.append((bad, lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid true/false"))
-        return checks
-    else:
-        return checks
-    shown = (lambda i: int(texts.iat[i])) if col in INT_COLUMNS else (lambda i: float(texts.iat[i]))
-    numbers = values.to_numpy(dtype=float)
+        checks.append((empty_u[codes], lambda i: f"column {col!r} is empty"))
+    if col in BOOL_COLUMNS:
+        bad_u = np.array([u != "" and u not in BOOLS for u in uniques], dtype=bool)
+        checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid true/false"))
+        typed_u = np.array([BOOLS.get(u) for u in uniques], dtype=object)
+        typed = typed_u[codes] if bad_u.any() or empty_u.any() else typed_u[codes].astype(bool)
+        return checks, pd.Series(typed, index=texts.index)
+    if col not in INT_COLUMNS | FLOAT_COLUMNS:
+        if col in NULLABLE_COLUMNS:
+            typed_u = np.array([None if u == "" else u for u in uniques], dtype=object)
+            return checks, pd.Series(typed_u[codes], index=texts.index, dtype=object)
+        return checks, None
+    integer = col in INT_COLUMNS
+    parsed = [_number(u, integer) for u in uniques]
+    why_u = [why for _, why in parsed]
+    bad_u = np.array([why is not None and why != "not finite" for why in why_u], dtype=bool)
+    kind = "integer" if integer else "number"
+    checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid {kind}"))
+    if not integer:
+        infinite_u = np.array([why == "not finite" for why in why_u], dtype=bool)
+        checks.append((infinite_u[codes],
+                       lambda i: f"column {col!r} is {float(texts.iat[i])}, not a finite number"))
+    numbers_u = np.array([np.nan if v is None else float(v) for v, _ in parsed], dtype=float)
+    shown = (lambda i: int(texts.iat[i])) if integer else (lambda i: float(texts.iat[i]))
     with np.errstate(invalid="ignore"):
         if col in POSITIVE_COLUMNS:
-            checks.append((~empty & (numbers <= 0), lambda i: f"column {col!r} is {shown(i)}; a time must be positive"))
+            checks.append(((numbers_u <= 0)[codes], lambda i: f"column {col!r} is {shown(i)}; a time must be positive"))
         if col in NON_NEGATIVE_COLUMNS:
-            checks.append((~empty & (numbers < 0), lambda i: f"column {col!r} is {shown(i)}; must not be negative"))
-    return checks
+            checks.append(((numbers_u < 0)[codes], lambda i: f"column {col!r} is {shown(i)}; must not be negative"))
+    if integer and not empty_u.any() and not bad_u.any():
+        return checks, pd.Series(np.array([v for v, _ in parsed], dtype=np.int64)[codes], index=texts.index)
+    return checks, pd.Series(numbers_u[codes], index=texts.index)
 
 
 def _row_checks(raw: pd.DataFrame, file: ResultFile, version: int, lines: list[int]) -> list[Check]:
@@ -189,23 +233,13 @@ def _raw_frame(rec: _Records, version: int) -> tuple[pd.DataFrame, np.ndarray]:
     """The records as a frame of strings in schema order, and which had the wrong field count."""
     width = len(rec.header)
     short = np.array([len(r) != width for r in rec.rows], dtype=bool)
-    rows = [r if len(r) == width else (r + [""] * width)[:width] for r in rec.rows]
-    raw = pd.DataFrame(rows, columns=rec.header, dtype=object)
+    rows = rec.rows if not short.any() else [r if len(r) == width else (r + [""] * width)[:width]
+                                               for r in rec.rows]
+    raw = pd.DataFrame(dict(zip(rec.header, (np.array(c, dtype=object) for c in zip(*rows)))), dtype=object) \
+        if rows else pd.DataFrame(columns=rec.header, dtype=object)
     if version == 1:
         raw = raw.assign(**V1_MISSING)
     return raw[list(COLUMNS)], short
-
-
-def _typed(raw: pd.DataFrame) -> pd.DataFrame:
-    """Validated strings to numbers, booleans and ``None`` for empty optional text."""
-    frame = raw.copy()
-    for col in INT_COLUMNS | FLOAT_COLUMNS:
-        frame[col] = pd.to_numeric(raw[col].replace("", np.nan))
-    for col in BOOL_COLUMNS:
-        frame[col] = raw[col].map(BOOLS)
-    for col in NULLABLE_COLUMNS - FLOAT_COLUMNS - INT_COLUMNS:
-        frame[col] = raw[col].where(raw[col] != "", None)
-    return frame
 
 
 def validate(file: ResultFile) -> pd.DataFrame:
@@ -222,15 +256,19 @@ def validate(file: ResultFile) -> pd.DataFrame:
         raw, short = _raw_frame(rec, version)
         checks: list[Check] = [(short, lambda i: f"{len(rec.rows[i])} fields where the header has "
                                                  f"{len(rec.header)} (truncated or damaged row)")]
+        typed = {}
         for col in COLUMNS:
-            checks += _column_checks(col, raw[col])
+            col_checks, values = _column(col, raw[col])
+            checks += col_checks
+            if values is not None:
+                typed[col] = values
         checks += _row_checks(raw, file, version, rec.lines)
         failure = _first_failure(checks)
         if failure:
             raise ResultsError(f"{file.path}:{rec.lines[failure[0]]}: {failure[1]}")
     if rec.broken:
         raise ResultsError(f"{file.path}:{rec.broken}")
-    return _typed(raw)
+    return raw.assign(**typed)
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import fmt, metrics, pages, render, stats
+from . import claims, fmt, metrics, pages, render, stats, walltime
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .fmt import esc
@@ -43,6 +43,7 @@ class Context:
     docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
     site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
     cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
+    markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
 
 
 def expand(markdown: str, ctx: Context) -> str:
@@ -50,6 +51,8 @@ def expand(markdown: str, ctx: Context) -> str:
     for number, line in enumerate(markdown.split("\n"), 1):
         if FENCE.match(line):
             in_fence = not in_fence
+        if not in_fence and "bench:claim" in line:  # checked sentences first: their words may hold markers
+            line = claims.expand_line(line, ctx, number)
         if not in_fence and "bench:" in line:
             alone = MARKER.fullmatch(line.strip()) is not None  # a block of its own, not inside a sentence
             line = MARKER.sub(lambda m, n=number, a=alone: _dispatch(m, ctx, n, a), line)
@@ -102,8 +105,20 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     if not panels:
         ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
     bench_page = posixpath.relpath(pages.figure_src(fig.id), posixpath.dirname(ctx.src_uri) or ".")
+    _check_headline(fig, ctx)
     return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
+                        caption=claims.caption_html(fig, ctx),
                         body=Markup(body), code=Markup(render.code_block(fig)))) + "\n"
+
+
+def _check_headline(fig, ctx: Context) -> None:
+    """A declared headline that names no cell of the quoted machine's table is a build warning."""
+    machine = ctx.catalog.reference(fig.id)
+    if fig.headline and machine and ctx.catalog.problem(fig.id, machine) is None:
+        tab = ctx.catalog.table(fig.id, machine)
+        if tab.headline is None:
+            ctx.on_problem(f"{fig.script_rel}:{fig.line}: FIGURE headline {dict(fig.headline)} names no cell of "
+                           f"{fig.id} on {machine} (rows: {', '.join(r.label or '(one row)' for r in tab.rows)})")
 
 
 # --- bench:value ------------------------------------------------------------------------
@@ -406,7 +421,12 @@ def roofline_marker(args: list[str], ctx: Context) -> str:
                            list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", _select)
 
 
+def _unclosed_claim(args: list[str], ctx: Context) -> str:
+    raise ValueError("a claim's words end with <!-- /bench:claim --> on the same line (benchsite/claims.py)")
+
+
 HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
+    "claim": _unclosed_claim,  # a closed claim was expanded before the other markers
     "roofline": roofline_marker,
     "figure": figure_marker,
     "value": value_marker,
@@ -418,4 +438,5 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "verdict-rule": verdict_rule_marker,
     "index": pages.index_marker,  # /bench/
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
+    "walltime": walltime.marker,  # how long make bench took (docs/run-it-yourself.md)
 }

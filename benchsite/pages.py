@@ -37,7 +37,10 @@ INDEX_SRC = "bench/index.md"
 # inlines about half a megabyte of SVG).
 MAX_TABS = 6
 
-WIDE = "---\nhide: [navigation]\n---\n\n"  # tables of machines need the width more than the short nav
+# Tables of machines need the width more than the short nav; generated from the results, these
+# pages stay out of the search index (the chapters carry the prose and the same captions).
+WIDE = "---\nhide: [navigation]\nsearch: {exclude: true}\n---\n\n"
+RUN_LINK = "Measure it on your own machine: [Run it on your hardware](../../run-it-yourself.md).\n\n"
 INDEX_PAGE = """---
 hide: [navigation, toc]
 ---
@@ -52,7 +55,8 @@ block to paste into a review. **Stale** means the figure's script or the harness
 since those results were recorded, or that they are in the first results format, which recorded
 no harness hash; the page says which.
 
-Compare two machines in a terminal with `make compare A=<machine> B=<machine>`.
+Compare two machines in a terminal with `make compare A=<machine> B=<machine>`. To add yours,
+[run it on your hardware](../run-it-yourself.md).
 
 <!-- bench:index -->
 """
@@ -77,11 +81,12 @@ def generated_pages(cat: Catalog) -> dict[str, str]:
     """Source path -> Markdown of every /bench page; markers do the rendering."""
     pages = {INDEX_SRC: INDEX_PAGE}
     for fig_id, fig in sorted(cat.figures.items()):
-        pages[figure_src(fig_id)] = f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n<!-- bench:page {fig_id} -->\n"
+        pages[figure_src(fig_id)] = (f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
+                                      f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
         for machine in cat.machines(fig_id):
             slug = render.machine_slug(machine)
             pages[machine_src(fig_id, machine)] = (
-                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n"
+                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n{RUN_LINK}"
                 f"<!-- bench:page {fig_id} machine={slug} -->\n")
     return pages
 
@@ -229,9 +234,11 @@ def _table_div(css: str, table: str) -> str:
     return f"<div class=\"bench-table {css}\" markdown=\"1\">\n\n{table}\n\n</div>\n"
 
 
-def _html(*parts: str) -> str:
-    """Raw HTML as one block that Markdown leaves alone."""
-    return "<div class=\"bench-figure\" markdown=\"0\">\n" + "\n".join(p for p in parts if p) + "\n</div>\n"
+def _html(ctx: Context, *parts: str) -> str:
+    """Raw HTML as one block that Markdown never parses: a placeholder the build fills in
+    after Markdown (see ``BuildCache.stash``)."""
+    block = "<div class=\"bench-figure\">\n" + "\n".join(p for p in parts if p) + "\n</div>"
+    return f"\n{ctx.cache.stash(block)}\n"
 
 
 def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
@@ -262,7 +269,7 @@ def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
 
 def _comparison(fig: Figure, machine: str, ref: str, ctx: Context) -> str:
     found = _cells(ctx.catalog, fig, machine, ref)
-    return _html(compare.html_table(found, machine, ref, ctx.link(render.RULE_PATH)))
+    return _html(ctx, compare.html_table(found, machine, ref, ctx.link(render.RULE_PATH)))
 
 
 def compare_note(ctx: Context) -> str:
@@ -294,11 +301,11 @@ def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]
 def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) -> str:
     if len(machines) <= MAX_TABS:
         panels = {m: bench_panel(fig, m, ctx, cite_open=False) for m in machines}
-        return _html(render.tabs(fig.id, panels))
+        return _html(ctx, render.tabs(fig.id, panels))
     shown = ref or machines[0]
     note = (f"<p class=\"bench-meta\">{len(machines)} machines: the reference machine is shown here; "
             "every machine has its own page, linked in the table above.</p>")
-    return _html(note, bench_panel(fig, shown, ctx, cite_open=False))
+    return _html(ctx, note, bench_panel(fig, shown, ctx, cite_open=False))
 
 
 def _links(fig: Figure, ctx: Context, back: bool) -> str:
@@ -313,34 +320,40 @@ def figure_page(fig: Figure, ctx: Context) -> str:
     machines = cat.machines(fig.id)
     good = [m for m in machines if (fig.id, m) in cat.frames]
     ref = cat.reference(fig.id)
-    head = _html(_stale_note(fig, ctx, machines), f"<p class=\"bench-caption\">{esc(fig.caption)}</p>")
+    head = _html(ctx, _stale_note(fig, ctx, machines), f"<p class=\"bench-caption\">{esc(fig.caption)}</p>")
     if not machines:
-        return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(render.error_box(
-            fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig)
+        return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(ctx, render.error_box(
+            fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig, ctx)
     return "\n".join([
         head, _links(fig, ctx, back=False),
         "## Machines { #machines }\n", _machines_table(fig, ctx, ref),
         "## Results { #results }\n", _results(fig, ctx, machines, ref),
-        _across_machines(fig, ctx, ref, good), _code(fig),
+        _across_machines(fig, ctx, ref, good), _code(fig, ctx),
     ])
 
 
 def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     cat = ctx.catalog
     ref = cat.reference(fig.id)
-    parts = [_html(f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
+    parts = [_html(ctx, f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),
-             _html(bench_panel(fig, machine, ctx, cite_open=True))]
+             _html(ctx, bench_panel(fig, machine, ctx, cite_open=True))]
     if ref and machine != ref and (fig.id, machine) in cat.frames:
         parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
                      + _comparison(fig, machine, ref, ctx))
-    parts.append(_code(fig))
+    parts.append(_code(fig, ctx))
     return "\n".join(parts)
 
 
-def _code(fig: Figure) -> str:
-    return f"## The code that produced it {{ #code }}\n\n{render.code_block(fig, indent='')}"
+def _code(fig: Figure, ctx: Context) -> str:
+    """The script's code: Markdown once per figure and build (``ctx.markdown``, the site's own
+    Markdown set-up), then a placeholder on each of its pages, which can number a hundred."""
+    block = render.code_block(fig, indent="")
+    if ctx.markdown is not None:
+        html = ctx.catalog.memo(("code-html", fig.id), lambda: ctx.markdown(block))
+        block = f"\n{ctx.cache.stash(html)}\n"
+    return f"## The code that produced it {{ #code }}\n\n{block}"
 
 
 def page_marker(args: list[str], ctx: Context) -> str:

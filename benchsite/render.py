@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pandas as pd
 from markupsafe import Markup
 
-from . import chart, fmt, metrics, stats
+from . import chart, fmt, metrics, outliers, stats
 from .figures import Figure
 from .fmt import esc
 from .html import render
@@ -95,7 +95,8 @@ def spread_text(tab: Table, rule: str | None = None) -> Markup:
     verdicts = [{"label": row.label, "text": row.verdict.text, "reason": row.verdict.reason}
                 for row in tab.rows if row.verdict]
     return render("spread.html", spreads=spreads, ratio=tab.fig.ratio, verdicts=verdicts, rule=rule,
-                  rule_title=RULE_TITLE)
+                  rule_title=RULE_TITLE, where=f"{tab.fig.id} on {tab.machine}",
+                  outliers=outliers.lines(tab), far=f"{outliers.FAR:g}")
 
 
 def _warm_compiles(frame: pd.DataFrame) -> dict | None:
@@ -103,7 +104,8 @@ def _warm_compiles(frame: pd.DataFrame) -> dict | None:
     warm = frame[(frame["boundary"] != "first-call") & (frame["compiles"] > 0)]
     if warm.empty:
         return None
-    return {"count": len(warm), "variants": ", ".join(sorted({str(v) for v in warm["variant"]}))}
+    return {"count": len(warm), "text": fmt.count(len(warm), "warm sample"),
+            "variants": ", ".join(sorted({str(v) for v in warm["variant"]}))}
 
 
 def detail_list(frame: pd.DataFrame, source: str) -> Markup:
@@ -112,7 +114,8 @@ def detail_list(frame: pd.DataFrame, source: str) -> Markup:
     texts = frame["detail"].dropna()
     texts = texts[texts != ""]
     where = f"{len(frame)} samples, {frame['run'].nunique()} runs of {source}"
-    return render("details.html", where=where, blocks=list(texts.value_counts(sort=False).items()))
+    blocks = [(fmt.unglue_urls(t), n) for t, n in texts.value_counts(sort=False).items()]  # shown, not stored
+    return render("details.html", where=where, blocks=blocks)
 
 
 def value(text: str, title: str, href: str | None = None) -> Markup:
@@ -133,7 +136,7 @@ def _meta(frame: pd.DataFrame) -> dict:
     return {"machine": first["machine"], "platform": first["platform"], "device_kind": first["device_kind"],
             "jax": _distinct(frame, "jax_version"), "date": _distinct(frame, "timestamp_utc")[:10],
             "boundary": _distinct(frame, "boundary"), "runs": frame["run"].nunique(),
-            "samples": f"{per_run.min()}–{per_run.max()}"}
+            "samples": fmt.count_span(int(per_run.min()), int(per_run.max()), "sample")}
 
 
 # Recorded once per run and different in every run: shown in run order, not as a sorted set.
@@ -177,12 +180,12 @@ def _provenance(tab: Table) -> list[tuple[str, str]]:
 
 def chart_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
     """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
-    panels = [(row.label, row.samples[["variant", "run", "time_s"]]) for row in tab.rows]
+    panels = [(row.label, row.samples[["variant", "run", "sample", "boundary", "time_s"]]) for row in tab.rows]
     return panels, list(tab.fig.variants), f"{tab.fig.title} on {tab.machine}"
 
 
 def panel_chart(tab: Table) -> str:
-    """The chart of every sample of one figure on one machine, as inline SVG."""
+    """The chart of every sample of one figure on one machine: inline SVG, one a panel."""
     return chart.sample_chart(*chart_input(tab))
 
 

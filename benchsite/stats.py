@@ -93,16 +93,21 @@ def run_means(frame: pd.DataFrame) -> pd.Series:
 MIN_WITHIN_SAMPLES = 4  # an IQR of fewer samples a run says nothing
 
 
-def within_spread(frame: pd.DataFrame) -> float:
-    """Median over runs of each run's IQR / median; NaN where runs have fewer than
-    ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run)."""
-    def iqr_frac(times: pd.Series) -> float:
-        if times.size < MIN_WITHIN_SAMPLES:
-            return float("nan")
-        q1, q2, q3 = times.quantile([0.25, 0.5, 0.75])
-        return float((q3 - q1) / q2) if q2 else float("nan")
+def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]:
+    """For each ``by`` value, the median over runs of each run's IQR / median; NaN where runs
+    have fewer than ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run).
+    One grouped quantile for all of them: a table asks this of every cell."""
+    groups = frame.groupby([by, "run"], sort=False)["time_s"]
+    q = groups.quantile([0.25, 0.5, 0.75]).unstack()  # linear interpolation, as Series.quantile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (q[0.75] - q[0.25]) / q[0.5]
+    frac[(groups.size() < MIN_WITHIN_SAMPLES) | (q[0.5] == 0)] = np.nan
+    return {key: float(part.median()) for key, part in frac.groupby(level=0, sort=False)}
 
-    return float(frame.groupby("run")["time_s"].apply(iqr_frac).median())
+
+def within_spread(frame: pd.DataFrame) -> float:
+    """:func:`within_spreads` of one cell's samples."""
+    return within_spreads(frame.assign(_cell=0), by="_cell")[0]
 
 
 def ratio_per_run(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:

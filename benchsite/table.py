@@ -92,14 +92,15 @@ def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
 
 
 def _spreads(rows: tuple[Row, ...], fig: Figure) -> tuple[Spread, ...]:
+    within_by_row = [stats.within_spreads(r.samples[["variant", "run", "time_s"]]) for r in rows]
     out = []
     for variant in fig.variants:
-        cells = [(r.cells[variant], r.samples[r.samples["variant"] == variant]) for r in rows if variant in r.cells]
-        if not cells:
+        having = [(r, w) for r, w in zip(rows, within_by_row) if variant in r.cells]
+        if not having:
             continue
-        within = tuple(stats.within_spread(part) for _, part in cells)
-        runs = pd.concat([part for _, part in cells])["run"].nunique()
-        out.append(Spread(variant, runs, tuple(s.range_frac for s, _ in cells), within,
+        within = tuple(w[variant] for _, w in having)
+        runs = len(set().union(*(r.run_medians[variant].index for r, _ in having)))
+        out.append(Spread(variant, runs, tuple(r.cells[variant].range_frac for r, _ in having), within,
                           stats.noise_label(float(pd.Series(within).max()))))
     return tuple(out)
 

@@ -29,7 +29,8 @@ def build(tmp_path, machines, **fig_overrides):
 def render_page(cat, src, docs, problems=None):
     ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
                   (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
-    return expand(pages.generated_pages(cat)[src], ctx)
+    # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
+    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx))
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +96,7 @@ def test_many_machines_keep_the_figure_page_light(tmp_path, docs):
     machines = [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)]
     cat = build(tmp_path, machines)
     html = render_page(cat, "bench/fig-demo/index.md", docs)
-    assert "tabbed-set" not in html and html.count("<!--bench-chart:") == 1
+    assert "tabbed-set" not in html and html.count('class="bench-samples"') == 1  # one machine's chart
     assert all(f"]({m}.md)" in html for m in machines)  # every machine is one click away
     assert f"{len(machines)} machines" in html
 

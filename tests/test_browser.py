@@ -7,8 +7,11 @@ tests skip locally and fail in CI.
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,143 @@ def test_lesson_notebook_renders_with_outputs_and_folds(built_site, serve, page)
     assert fold.get_attribute("open") is not None
     assert page.locator("svg").count() >= 1  # the interval diagram
     assert page.problems == []
+
+
+CHART_PAGE = "/what-the-clock-caught/"
+# Rendered size of every chart text in CSS px: its font size times the scale its <svg> is drawn at.
+CHART_TEXT_PX = """() => [...document.querySelectorAll('.bench-samples text, .bench-runs span')]
+  .filter(t => t.getClientRects().length)
+  .map(t => { const m = t.getScreenCTM ? t.getScreenCTM() : null;
+              return parseFloat(getComputedStyle(t).fontSize) * (m ? Math.hypot(m.a, m.b) : 1); })"""
+CHART_BOXES = """() => [...document.querySelectorAll('.bench-samples, .bench-samples svg, .bench-samples text')]
+  .filter(e => e.getClientRects().length)
+  .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; })"""
+
+
+def test_charts_read_on_a_phone(built_site, serve, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    pg = context.new_page()
+    pg.goto(serve(built_site) + CHART_PAGE)
+    assert pg.locator(".bench-samples svg.bench-panel").count() >= 2
+    sizes = pg.evaluate(CHART_TEXT_PX)
+    assert sizes and min(sizes) >= 10, sorted(sizes)[:5]
+    width = pg.evaluate("document.documentElement.clientWidth")
+    boxes = pg.evaluate(CHART_BOXES)
+    assert boxes and all(left >= -0.5 and right <= width + 0.5 for left, right in boxes), \
+        [b for b in boxes if b[0] < -0.5 or b[1] > width + 0.5][:5]
+    context.close()
+
+
+def test_hovering_a_dot_shows_its_run_sample_and_time(built_site, serve, page):
+    page.goto(serve(built_site) + CHART_PAGE)
+    dot = page.locator(".bench-samples svg.bench-panel path[data-run]").first
+    dot.scroll_into_view_if_needed()
+    # The first dot of the path: its "M x y" in user units, through the panel's transform to the screen.
+    x, y = dot.evaluate("""p => {
+        const [x, y] = p.getAttribute('d').match(/^M(-?[\\d.]+) (-?[\\d.]+)/).slice(1).map(Number);
+        const s = new DOMPoint(x, y).matrixTransform(p.ownerSVGElement.getScreenCTM());
+        return [s.x, s.y]; }""")
+    page.mouse.move(x, y)
+    tip = page.locator(".bench-tip")
+    tip.wait_for(state="visible")
+    run = dot.get_attribute("data-run")
+    assert re.search(rf"run {run} · sample \d+ · \d[\d.]* (s|ms|µs|ns)$", tip.inner_text()), tip.inner_text()
+    page.mouse.move(1, 1)  # away from every chart: the tooltip goes
+    assert not tip.is_visible()
+    assert page.problems == []
+
+
+# --- Reader experience (issue 18): a /bench prefix, phones, the run-it-yourself page ---------------
+
+PREFIX_PAGES = ["/bench/", "/bench/what-the-clock-caught/", "/bench/bench/fig-dispatch-vs-completion/",
+                "/bench/lessons/benchmark-async-work/"]
+
+
+@pytest.fixture(scope="module")
+def serve_under_bench():
+    """The built site at /bench/ and nothing else: a request outside the prefix is a 404."""
+    servers = []
+
+    def start(root: Path) -> str:
+        class Prefixed(Quiet):
+            def translate_path(self, path):
+                return super().translate_path(path.removeprefix("/bench"))
+
+            def send_head(self):
+                if not (self.path == "/bench" or self.path.startswith("/bench/")):
+                    self.send_error(404)
+                    return None
+                return super().send_head()
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Prefixed, directory=str(root)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+
+
+def test_the_site_works_under_a_bench_prefix(built_site, serve_under_bench, page):
+    base = serve_under_bench(built_site)
+    failed = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    for path in PREFIX_PAGES:
+        assert page.goto(base + path).ok, path
+        page.wait_for_load_state("networkidle")
+    page.locator(".md-search__input").click()  # the search worker and its index load from the prefix too
+    page.locator(".md-search__input").press_sequentially("dispatch", delay=30)
+    page.wait_for_selector(".md-search-result__item", timeout=15000)
+    assert failed == [] and page.problems == []
+    with pytest.raises(urllib.error.HTTPError, match="404"):  # the server really is prefixed
+        urllib.request.urlopen(base + "/what-the-clock-caught/")
+
+
+def test_no_page_scrolls_sideways_on_a_phone(built_site, serve, browser):
+    base = serve(built_site)
+    home = (built_site / "index.html").read_text()
+    paths = sorted({"/" + h.removeprefix(".").lstrip("/")
+                    for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)})
+    paths.append("/bench/fig-dispatch-vs-completion/")
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    pg = context.new_page()
+    wide = {}
+    for path in paths:
+        pg.goto(base + path)
+        pg.wait_for_load_state("networkidle")
+        scroll, inner = pg.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        if scroll > inner + 1:
+            wide[path] = scroll
+    context.close()
+    assert len(paths) >= 10 and wide == {}
+
+
+def test_the_run_it_yourself_page_shows_wall_times_from_the_data(built_site, serve, page):
+    page.goto(serve(built_site) + "/run-it-yourself/")
+    rows = page.locator("#how-long-it-takes ~ table tbody tr, #how-long-it-takes ~ div table tbody tr")
+    figures = {p.name for p in (built_site / "bench").iterdir() if p.name.startswith("fig-")}
+    assert rows.count() == len(figures)
+    cells = [rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())]
+    assert all(re.fullmatch(r"\d+ s( \[\d+ s\.\.\d+ s\])?|\d+ min \d+ s.*", c) for c in cells), cells
+    text = page.locator("article").text_content()  # the install lines sit in tabs, two of them hidden
+    assert re.search(r"Whole suite, estimated .*: (\d+ min )?\d+ s", text)
+    assert re.search(r"Session \d{8}T\d{6}Z-\w+: \d+ figures?, \d+ runs? kept, (\d+ min )?\d+ s", text)
+    assert "jax[cuda12]" in text and "jax[cuda13]" in text and "jax[tpu]" in text
+    assert page.problems == []
+
+
+def test_every_chart_draws_its_dots(built_site, serve, page):
+    """A dot is a zero-length stroke: without round caps it draws nothing. A page-wide stylesheet
+    (matplotlib's SVG brings "*{stroke-linecap: butt}") must not take them away."""
+    base = serve(built_site)
+    checked = 0
+    for path in site_pages(built_site):
+        if path.startswith("/bench/"):
+            continue  # the same charts as the chapters, on lighter pages
+        page.goto(base + path.replace("//", "/"))
+        caps = page.eval_on_selector_all(".bench-samples path[data-run]",
+                                         "ps => ps.map(p => getComputedStyle(p).strokeLinecap)")
+        assert set(caps) <= {"round"}, (path, set(caps))
+        checked += len(caps)
+    assert checked

@@ -1,24 +1,164 @@
-"""Charts: each panel's title sits over its own rows, whatever order the CSV has."""
+"""Charts of every sample (benchsite/chart.py): what the reader sees, and what the tooltip reads back."""
 
+import html
+import math
 import re
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
+from benchsite import buildcache, chart
 from benchsite.figures import Figure
 from benchsite.render import panel_chart
 from benchsite.table import Table
+
+PANEL = re.compile(r"<svg class=\"bench-svg bench-panel\"(.*?)</svg>", re.S)
+UNIT = r"(s|ms|µs|ns)"
+SEGMENT = re.compile(r"([Mm])(-?\d+(?:\.\d+)?) ?(-?\d+(?:\.\d+)?)h0")  # as docs/assets/bench-chart.js
+
+
+def rows(times, variants=("v",), runs=3, boundary="completed") -> pd.DataFrame:
+    """Every (variant, run) gets every time in ``times``, in sample order."""
+    return pd.DataFrame([{"variant": v, "run": r, "sample": s, "boundary": boundary, "time_s": t}
+                         for v in variants for r in range(runs) for s, t in enumerate(times)])
+
+
+def panels_of(svg: str) -> list[str]:
+    return PANEL.findall(svg)
+
+
+def texts(panel: str) -> list[str]:
+    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", panel)]
+
+
+def ticks(panel: str) -> list[str]:
+    block = re.search(r'<g text-anchor="end">(.*?)</g>', panel).group(1)
+    return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", block)]
+
+
+def axis(panel: str) -> tuple[str, float, float, float, float]:
+    kind, *numbers = re.search(r'data-axis="([^"]*)"', panel).group(1).split()
+    return (kind, *map(float, numbers))
+
+
+def decoded(panel: str) -> dict[tuple[str, str], list[float]]:
+    """(variant, run) -> every dot's time, read back as the tooltip does."""
+    kind, low, high, top, bottom = axis(panel)
+    out = {}
+    for variant, body in re.findall(r'<g data-variant="([^"]*)">(.*?)</g>', panel, re.S):
+        for run, d in re.findall(r'<path data-run="([^"]*)"[^>]* d="([^"]*)"', body):
+            x = y = 0.0
+            values = []
+            for cmd, a, b in SEGMENT.findall(d):
+                x, y = (float(a), float(b)) if cmd == "M" else (x + float(a), y + float(b))
+                frac = (bottom - y) / (bottom - top)
+                values.append(10 ** (math.log10(low) + frac * math.log10(high / low)) if kind == "log"
+                              else low + frac * (high - low))
+            out[(html.unescape(variant), run)] = values
+    return out
 
 
 def test_panel_titles_match_their_data_whatever_the_row_order(tmp_path):
     fig = Figure(id="fig-demo", stem="demo", script=tmp_path / "demo.py", title="Demo", caption="c",
                  chapter="index.md", variants=("v",), group_by=("n",))
-    rows = [{"variant": "v", "run": r, "time_s": t * (1 + 0.01 * r), "p_n": n}
+    data = [{"variant": "v", "run": r, "sample": 0, "boundary": "completed", "time_s": t * (1 + 0.01 * r), "p_n": n}
             for n, t in (("1024", 2.0), ("128", 3e-6)) for r in range(3)]  # n=1024 comes first
-    svg = panel_chart(Table.of(pd.DataFrame(rows).assign(machine="m"), fig))
-    texts = [t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg) if t.strip()]
-    first, second = texts.index("n=128"), texts.index("n=1024")
-    assert first < second  # numeric order of the table
-    panel_128, panel_1024 = texts[:first], texts[first:second]
-    assert any(t.endswith("µs") for t in panel_128) and not any(t.endswith(" s") for t in panel_128)
-    assert any(t.endswith(" s") for t in panel_1024)
-    assert "currentColor" in svg and 'role="img"' in svg
+    svg = panel_chart(Table.of(pd.DataFrame(data).assign(machine="m"), fig))
+    small, large = panels_of(svg)
+    assert "n=128" in texts(small) and "n=1024" in texts(large)  # numeric order of the table
+    assert any(t.endswith("µs") for t in ticks(small)) and not any(t.endswith(" s") for t in ticks(small))
+    assert any(t.endswith(" s") for t in ticks(large))
+    assert 'fill="currentColor"' in svg and 'role="img"' in svg and "<image" not in svg
+
+
+def test_a_spread_over_a_decade_is_log_in_every_panel():
+    svg = chart.sample_chart([("a", rows([1e-3, 1.1e-3])), ("b", rows([1e-5, 1.2e-5]))], ["v"], "t")
+    assert [axis(p)[0] for p in panels_of(svg)] == ["log", "log"]  # each panel alone spans 1.2x
+    for panel in panels_of(svg):
+        assert len(ticks(panel)) >= 2 and "log scale" in panel
+
+
+def test_a_narrow_spread_is_linear_from_zero():
+    svg = chart.sample_chart([("a", rows([1e-3, 2e-3])), ("b", rows([1.5e-3, 1.9e-3]))], ["v"], "t")
+    for panel in panels_of(svg):
+        kind, low, high, *_ = axis(panel)
+        assert (kind, low) == ("lin", 0.0) and high >= 1.9e-3
+        assert re.fullmatch(rf"0 {UNIT}", ticks(panel)[0]) and "linear from 0" in panel
+
+
+@pytest.mark.parametrize("boundary, label", [("completed", "time per call"), ("loop", "time per call (loop mean)"),
+                                             ("wall", "wall time")])
+def test_every_axis_label_says_what_the_time_is_and_carries_its_unit(boundary, label):
+    svg = chart.sample_chart([("", rows([2e-3, 3e-3, 4e-3], boundary=boundary))], ["v"], "Fig on m")
+    (panel,) = panels_of(svg)
+    assert all(re.fullmatch(rf"\d[\d.]* {UNIT}", t) for t in ticks(panel)), ticks(panel)
+    assert f"{label}, linear from 0" in texts(panel)
+    assert f'aria-label="Fig on m: {label}, linear from 0' in panel
+
+
+def test_mixed_boundaries_are_just_time():
+    mixed = pd.concat([rows([1e-3], boundary="wall"), rows([2e-3], variants=("w",), boundary="completed")])
+    (panel,) = panels_of(chart.sample_chart([("", mixed)], ["v", "w"], "t"))
+    assert "time, linear from 0" in texts(panel)
+
+
+def test_every_sample_is_a_dot_and_reads_back_as_its_time():
+    rng = np.random.default_rng(0)
+    times = list(np.exp(rng.uniform(np.log(1e-6), np.log(1e-2), 50)))
+    data = rows(times, variants=("a", "b"), runs=4)
+    (panel,) = panels_of(chart.sample_chart([("", data)], ["a", "b"], "t"))
+    assert sum(len(v) for v in decoded(panel).values()) == len(data)
+    for (variant, run), values in decoded(panel).items():
+        assert np.allclose(values, times, rtol=5e-3), (variant, run)  # the tooltip's value is the sample's
+
+
+def test_same_data_same_bytes_whatever_the_row_order():
+    data = rows([1e-3, 2e-3, 5e-3, 3e-3], variants=("a", "b"), runs=3)
+    one = chart.sample_chart([("n=1", data)], ["a", "b"], "t")
+    assert chart.sample_chart([("n=1", data)], ["a", "b"], "t") == one
+    assert chart.sample_chart([("n=1", data.sample(frac=1, random_state=1))], ["a", "b"], "t") == one
+
+
+def test_text_from_the_data_is_escaped():
+    hostile = '<script>alert("x")</script>'
+    title = f'"><img src=x>{hostile}'
+    svg = chart.sample_chart([(f"n={hostile}", rows([1e-3], variants=(hostile,)))], [hostile], title)
+    assert "<script" not in svg and "<img" not in svg
+    assert "&lt;script&gt;" in svg and "&#34;&gt;&lt;img" in svg
+    assert html.unescape(re.search(r'data-variant="([^"]*)"', svg).group(1)) == hostile
+
+
+def test_every_run_has_its_own_colour():
+    runs = 10
+    svg = chart.sample_chart([("", rows([1e-3, 2e-3], runs=runs))], ["v"], "t")
+    colours = re.findall(r'<path data-run="\d+" stroke="(#[0-9A-Fa-f]{6})"', svg)
+    assert len(colours) == runs and len(set(colours)) == runs
+    assert len(set(chart.PALETTE)) == len(chart.PALETTE) >= 10
+    assert re.findall(r"run (\d+)</span>", svg) == [str(r) for r in range(runs)]  # the legend
+
+
+def test_the_tooltip_has_what_it_reads():
+    svg = chart.sample_chart([("a", rows([1e-3, 3e-3], variants=("x", "y")))], ["x", "y"], "t")
+    (panel,) = panels_of(svg)
+    assert re.search(r'data-axis="(log|lin) [\d.e+-]+ [\d.e+-]+ [\d.]+ [\d.]+"', panel)
+    assert re.findall(r'data-variant="([^"]*)"', panel) == ["x", "y"]
+    assert len(re.findall(r'<path data-run="\d+"', panel)) == 6
+    assert "data-samples" not in panel  # samples 0, 1, 2...: the index is the segment's position
+    gappy = rows([1e-3, 3e-3]).assign(sample=lambda f: f["sample"] * 5)
+    assert 'data-samples="0 5"' in chart.sample_chart([("", gappy)], ["v"], "t")
+
+
+def test_the_chart_stays_small():
+    times = list(np.exp(np.random.default_rng(1).uniform(np.log(1e-5), np.log(1e-2), 5000 // 18)))
+    data = rows(times, variants=("a", "b"), runs=9)
+    svg = chart.sample_chart([("n=1", data)], ["a", "b"], "t")
+    assert len(svg.encode()) < 11 * len(data) + 8000  # about nine bytes a dot, plus the axes
+
+
+def test_the_cache_key_covers_every_file_that_draws_a_chart():
+    code = set(buildcache.CHART_CODE)
+    assert {"chart.py", "templates/chart.html", "fmt.py", "html.py", "render.py"} <= code
+    package = Path(chart.__file__).parent
+    assert all((package / name).is_file() for name in code)

@@ -59,3 +59,47 @@ def test_headline_key_is_read_and_checked(tmp_path):
         read_figure(script_with(tmp_path, '{"stat": "ratio"}'))
     with pytest.raises(FigureError, match="'c' is not one of its variants"):
         read_figure(script_with(tmp_path, '{"variant": "c"}'))
+
+
+def test_a_ratio_of_two_named_variants(tmp_path, frame):
+    fig = demo_figure(tmp_path, ratio=None, headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
+    head = headline(frame, fig)
+    assert head.what == "slow / fast at n=8" and head.is_ratio and head.text.startswith("100×")
+
+
+def test_a_ratio_of_two_variants_is_checked(tmp_path):
+    with pytest.raises(FigureError, match="with stat 'ratio', a and b"):
+        read_figure(script_with(tmp_path, '{"stat": "ratio", "a": "a"}'))
+    with pytest.raises(FigureError, match="headline b 'c' is not one of its variants"):
+        read_figure(script_with(tmp_path, '{"stat": "ratio", "a": "a", "b": "c"}'))
+    assert read_figure(script_with(tmp_path, '{"stat": "ratio", "a": "b", "b": "a"}')).headline[0] == ("a", "b")
+
+
+def test_a_declared_headline_the_data_lacks_is_a_warning_naming_the_script(tmp_path):
+    from types import SimpleNamespace
+
+    from benchsite import markers
+    from benchsite.catalog import Catalog
+
+    write_machine(tmp_path / "r", "cpu-a")
+    fig = demo_figure(tmp_path, headline=(("n", "4096"),))
+    said: list[str] = []
+    ctx = SimpleNamespace(catalog=Catalog.build(tmp_path / "r", figures={fig.id: fig}), on_problem=said.append)
+    markers._check_headline(fig, ctx)
+    assert said == ["demo.py:1: FIGURE headline {'n': '4096'} names no cell of fig-demo on cpu-a (rows: n=8, n=16)"]
+
+
+def test_every_figure_declares_the_cell_it_exists_for_and_the_data_has_it():
+    """The /bench index quotes the declared cell, not the last row: e.g. pytree-block's effect is
+    the cheap-first program (its last row, one-jit, is the case where blocking one leaf is fine)."""
+    from benchsite.catalog import Catalog
+    from conftest import REFERENCE, REPO
+
+    cat = Catalog.build(REPO / "results", preferred=REFERENCE, bench_dir=REPO / "bench_scripts")
+    for fig in cat.figures.values():
+        assert fig.headline, f"{fig.script_rel}: FIGURE declares no headline"
+        if (fig.id, REFERENCE) in cat.frames:
+            assert cat.table(fig.id, REFERENCE).headline is not None, fig.id
+    pytree = cat.table("fig-pytree-block", REFERENCE)
+    assert pytree.rows[-1].label == "program=one-jit"
+    assert pytree.headline.what == "whole-tree / one-leaf at program=cheap-first"

@@ -194,4 +194,4 @@ def test_detail_marker_says_so_when_nothing_was_logged(loop_catalog):
 
 def test_figure_meta_line_counts_samples_when_params_are_empty(loop_catalog):
     out = expand("<!-- bench:figure fig-loops -->", ctx(loop_catalog))
-    assert "3 runs (separate processes) × 2–2 samples" in out
+    assert "3 runs (separate processes) × 2 samples" in out

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import markdown
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.utils import get_relative_url
 
@@ -29,6 +31,7 @@ class Build:
     catalog: _catalog.Catalog
     strict_stale: bool
     cache: BuildCache = field(default_factory=BuildCache)
+    markdown: Callable[[str], str] | None = None
     warned: set[str] = field(default_factory=set)
 
     def warn_once(self, message: str) -> None:
@@ -49,7 +52,10 @@ def on_config(config):
     preferred = _catalog.preferred_machine(results, extra.get("machine"))
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name,
                                  cache=cache_dir() / "frames")
-    build = Build(cat, os.environ.get("BENCH_STRICT") == "1")
+    site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
+                                      extension_configs=config["mdx_configs"])
+    build = Build(cat, os.environ.get("BENCH_STRICT") == "1",
+                  markdown=lambda text: site_markdown.reset().convert(text))
     BUILD[:] = [build]
     for fig_id, machine in cat.stale():
         # Strict fails on what the prose quotes: the reference machine. A contributed folder
@@ -61,7 +67,7 @@ def on_config(config):
     for orphan in cat.orphans:
         log.warning(f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
     drawn = build.cache.predraw(cat.tables())
-    log.info(f"bench: {drawn} charts drawn in parallel")
+    log.info(f"bench: {drawn} charts drawn")
     return config
 
 
@@ -91,6 +97,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         docs_dir=Path(config["docs_dir"]),
         site_url=config.get("site_url") or "",
         cache=build.cache,
+        markdown=build.markdown,
     )
     return markers.expand(markdown, ctx)
 

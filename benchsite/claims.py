@@ -1,0 +1,352 @@
+"""Claims: sentences the build checks against the data beside them.
+
+A sentence whose truth depends on the data is wrapped in a claim (on one source line)::
+
+    <!-- bench:claim fig-dispatch-vs-completion growth("dispatch") < growth("completed") -->the
+    dispatch time grows less than the completed time<!-- /bench:claim -->
+
+The condition is a small expression read with :mod:`ast` (nothing is executed) and
+evaluated on the figure's table model (:class:`table.Table`) on the machine the prose
+quotes (``Catalog.prose_machine``): it reads the same cells, ratios and verdicts the
+tables show and recomputes no statistic. The functions (``sel``: group_by params,
+where ``first`` / ``last`` pick the first / last row among those the other params keep):
+
+* ``median(variant, **sel)``: the cell's median (seconds);
+* ``ratio(**sel)``: the figure's ratio column; ``ratio(a, b, **sel)``: the per-run ratio of
+  two variants of one row (median over runs, as ``bench:value stat=ratio``);
+* ``growth(variant, **sel)``: the last selected row's median over the first's;
+* ``result(a=None, b=None, **sel)``: the paired verdict (``stats.paired_verdict``, the
+  verdict page's rule) says "a result"; ``faster(a, b, **sel)`` / ``slower(a, b, **sel)``:
+  a result and a below / above b;
+* ``metric(name, variant, **sel)``: the median of another quantity (``metrics.py``: error,
+  bandwidth, flop_rate, size);
+* ``spread(variant, **sel)`` / ``within(variant, **sel)``: the cell's between-run range and
+  within-run IQR over its median, as fractions (the spread text's numbers);
+* ``clusters(variant, **sel)``: how many runs of the cell hold an outlying cluster (``outliers.py``).
+
+Comparisons (chained too: ``0.9 < ratio(n="last") < 1.1``), ``and``, ``or``, ``not`` and
+arithmetic on those values. ``on=gpu,tpu`` before the expression limits the claim to
+those platforms: elsewhere it is shown as an expectation, labelled unchecked.
+
+A false claim is reported through ``on_problem`` (a warning: a strict build fails with
+``page:line``, the claim and the measured values) and rendered flagged; a true one is
+plain prose with its values in a tooltip. Captions may hold claims too
+(:func:`caption_html`); ``Figure.caption`` is their plain text.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import math
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from . import fmt, metrics, stats
+from .catalog import Unavailable
+from .figures import CLAIM, Figure
+from .html import render as template
+from .table import Row, Table
+
+
+class ClaimError(ValueError):
+    """A claim the build cannot read (unknown figure, variant or row, bad syntax)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a claim came to on one machine."""
+
+    state: str  # "true", "false" or "expected" (not checked on this platform)
+    values: tuple[str, ...]  # "median('dispatch', n='last') = 45.9 µs [41.3..56.5]", ...
+    machine: str
+    platform: str
+
+    @property
+    def measured(self) -> str:
+        return "; ".join(self.values)
+
+
+# --- evaluation on one table ---------------------------------------------------------------
+
+@dataclass
+class _Env:
+    tab: Table
+    seen: list[str] = field(default_factory=list)
+
+    def rows(self, sel: dict[str, object]) -> list[Row]:
+        unknown = sorted(set(sel) - set(self.tab.fig.group_by))
+        if unknown:
+            raise ClaimError(f"{self.tab.fig.id} has no group_by param {', '.join(unknown)} "
+                             f"(group_by: {', '.join(self.tab.fig.group_by) or 'none'})")
+        fixed = {k: str(v) for k, v in sel.items() if v not in ("first", "last")}
+        rows = [r for r in self.tab.rows if all(r.params.get(k) == v for k, v in fixed.items())]
+        for key, pick in sel.items():
+            if pick in ("first", "last") and rows:
+                values = [r.params[key] for r in rows]  # rows are in the table's (numeric) order
+                want = values[0] if pick == "first" else values[-1]
+                rows = [r for r in rows if r.params[key] == want]
+        if not rows:
+            raise ClaimError(f"no row of {self.tab.fig.id} on {self.tab.machine} matches {sel}")
+        return rows
+
+    def row(self, sel: dict[str, object]) -> Row:
+        rows = self.rows(sel)
+        if len(rows) != 1:
+            raise ClaimError(f"{sel or 'no selection'} matches {len(rows)} rows of {self.tab.fig.id}; "
+                             f"name the row ({', '.join(r.label for r in rows)})")
+        return rows[0]
+
+    def cell(self, row: Row, variant: str) -> stats.Summary:
+        if variant not in self.tab.fig.variants:
+            raise ClaimError(f"{variant!r} is not a variant of {self.tab.fig.id} "
+                             f"({', '.join(self.tab.fig.variants)})")
+        if variant not in row.cells:
+            raise ClaimError(f"no {variant} cell at {row.label or 'the only row'} on {self.tab.machine}")
+        return row.cells[variant]
+
+    def pair(self, row: Row, a: str | None, b: str | None) -> tuple[str, str]:
+        a, b = a or (self.tab.fig.ratio or (None, None))[0], b or (self.tab.fig.ratio or (None, None))[1]
+        if not (a and b):
+            raise ClaimError(f"{self.tab.fig.id} declares no ratio: name the two variants")
+        self.cell(row, a), self.cell(row, b)
+        return a, b
+
+    # The functions a claim may call; each returns a plain value and notes what it read.
+
+    def median(self, variant: str, **sel) -> float:
+        row = self.row(sel)
+        s = self.cell(row, variant)
+        return self._note(f"{variant} at {row.label or 'the only row'}", s.median,
+                          fmt.time_range(s.median, s.low, s.high))
+
+    def ratio(self, a: str | None = None, b: str | None = None, **sel) -> float:
+        row = self.row(sel)
+        a, b = self.pair(row, a, b)
+        if self.tab.fig.ratio == (a, b) and row.ratio:
+            s = row.ratio  # the table's own ratio column
+        else:
+            r = row.run_medians[a] / row.run_medians[b]
+            s = stats.summarize(r.dropna())
+        return self._note(f"{a} / {b} at {row.label or 'the only row'}", s.median,
+                          fmt.ratio_range(s.median, s.low, s.high))
+
+    def growth(self, variant: str, **sel) -> float:
+        rows = [r for r in self.rows(sel) if variant in r.cells]
+        if len(rows) < 2:
+            raise ClaimError(f"growth of {variant} needs two rows with it in {self.tab.fig.id}")
+        first, last = self.cell(rows[0], variant), self.cell(rows[-1], variant)
+        return self._note(f"{variant} from {rows[0].label} to {rows[-1].label}", last.median / first.median,
+                          f"{fmt.sig(last.median / first.median)}× ({fmt.time_one(first.median)} → "
+                          f"{fmt.time_one(last.median)})")
+
+    def verdict(self, a: str | None, b: str | None, sel: dict) -> tuple[stats.Verdict, float]:
+        row = self.row(sel)
+        a, b = self.pair(row, a, b)
+        decided = (row.verdict if self.tab.fig.ratio == (a, b) and row.verdict
+                   else stats.paired_verdict(row.run_medians[a], row.run_medians[b]))
+        self._note(f"verdict {a} vs {b} at {row.label or 'the only row'}", 0.0,
+                   f"{decided.text} ({fmt.sig(decided.ratio)}×; {decided.reason})")
+        return decided, decided.ratio
+
+    def result(self, a: str | None = None, b: str | None = None, **sel) -> bool:
+        return self.verdict(a, b, sel)[0].is_result
+
+    def faster(self, a: str, b: str, **sel) -> bool:
+        decided, ratio = self.verdict(a, b, sel)
+        return decided.is_result and ratio < 1
+
+    def slower(self, a: str, b: str, **sel) -> bool:
+        decided, ratio = self.verdict(a, b, sel)
+        return decided.is_result and ratio > 1
+
+    def metric(self, name: str, variant: str, **sel) -> float:
+        row = self.row(sel)
+        self.cell(row, variant)
+        s = row.metric(name).get(variant)
+        if s is None:
+            raise ClaimError(f"no {name} data for {variant} at {row.label or 'the only row'}")
+        return self._note(f"{name} of {variant} at {row.label or 'the only row'}", s.median,
+                          metrics.get(name).show(s))
+
+    def spread(self, variant: str, **sel) -> float:
+        """Between-run spread of a cell: (max - min) / median of its run medians, as the table's."""
+        row = self.row(sel)
+        s = self.cell(row, variant)
+        return self._note(f"run-to-run range of {variant} at {row.label or 'the only row'}", s.range_frac,
+                          fmt.percent(s.range_frac))
+
+    def within(self, variant: str, **sel) -> float:
+        """Within-run spread of a cell: median over runs of IQR / median, as the spread text's."""
+        row = self.row(sel)
+        self.cell(row, variant)
+        spread = next(s for s in self.tab.spreads if s.variant == variant)
+        with_it = [r for r in self.tab.rows if variant in r.cells]
+        value = spread.within[with_it.index(row)]
+        return self._note(f"within-run IQR / median of {variant} at {row.label or 'the only row'}", value,
+                          fmt.percent(value))
+
+    def clusters(self, variant: str, **sel) -> int:
+        """How many runs of a cell hold a cluster of outlying samples (outliers.py, as the spread text)."""
+        from . import outliers
+
+        row = self.row(sel)
+        self.cell(row, variant)
+        where = f"{variant} at {row.label}" if row.label else variant
+        found = [c for c in outliers.clusters(self.tab) if c.cell == where]
+        self._note(f"runs with an outlying cluster in {where}", 0.0,
+                   "; ".join(f"run {c.run}: {c.count} of {c.samples}" for c in found) or "none")
+        return len(found)
+
+    def _note(self, what: str, value: float, shown: str) -> float:
+        line = f"{what}: {shown}"
+        if line not in self.seen:
+            self.seen.append(line)
+        return value
+
+
+FUNCTIONS = ("median", "ratio", "growth", "result", "faster", "slower", "metric", "spread", "within",
+             "clusters")
+COMPARE: dict[type, Callable[[object, object], bool]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+ARITH: dict[type, Callable[[float, float], float]] = {
+    ast.Div: operator.truediv, ast.Mult: operator.mul, ast.Add: operator.add, ast.Sub: operator.sub}
+
+
+def parse(expr: str) -> ast.Expression:
+    """The claim's condition as a syntax tree; only the grammar in the module docstring."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as err:
+        raise ClaimError(f"cannot read the claim {expr.strip()!r}: {err.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
+            raise ClaimError(f"unknown function in {expr.strip()!r} (known: {', '.join(FUNCTIONS)})")
+        if isinstance(node, ast.Call) and not all(isinstance(a, ast.Constant) for a in
+                                                  [*node.args, *(k.value for k in node.keywords)]):
+            raise ClaimError(f"arguments must be literals in {expr.strip()!r}")
+        allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not,
+                   ast.USub, ast.BinOp, ast.Call, ast.Name, ast.Constant, ast.keyword, ast.Load,
+                   *COMPARE, *ARITH)
+        if not isinstance(node, allowed):
+            raise ClaimError(f"{type(node).__name__} is not allowed in a claim ({expr.strip()!r})")
+    return tree
+
+
+def _eval(node: ast.AST, env: _Env):
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, env)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Call):
+        call = getattr(env, node.func.id)  # parse() allowed only FUNCTIONS
+        return call(*(a.value for a in node.args), **{k.arg: k.value.value for k in node.keywords})
+    if isinstance(node, ast.BoolOp):  # every operand is evaluated, so every value is shown
+        values = [bool(_eval(v, env)) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp):
+        value = _eval(node.operand, env)
+        return (not value) if isinstance(node.op, ast.Not) else -value
+    if isinstance(node, ast.BinOp):
+        return ARITH[type(node.op)](_eval(node.left, env), _eval(node.right, env))
+    if isinstance(node, ast.Compare):
+        values = [_eval(node.left, env), *(_eval(c, env) for c in node.comparators)]
+        return all(COMPARE[type(op)](x, y) for op, x, y in zip(node.ops, values, values[1:]))
+    raise ClaimError(f"{type(node).__name__} is not allowed in a claim")
+
+
+def split(spec: str) -> tuple[str, tuple[str, ...], str]:
+    """``fig-id [on=gpu,tpu] EXPR`` -> (figure id, platforms or (), expression)."""
+    parts = spec.strip().split(None, 1)
+    if len(parts) != 2 or not parts[0].startswith("fig-"):
+        raise ClaimError("a claim starts with a figure id (fig-...) and then its condition")
+    fig_id, rest = parts
+    on: tuple[str, ...] = ()
+    if rest.startswith("on="):
+        head, _, rest = rest.partition(" ")
+        on = tuple(p for p in head[3:].split(",") if p)
+    parse(rest)
+    return fig_id, on, rest.strip()
+
+
+def evaluate(tab: Table, expr: str, on: tuple[str, ...] = ()) -> Outcome:
+    """The claim ``expr`` on ``tab``; on a platform outside ``on``, an unchecked expectation."""
+    platform = ",".join(sorted({str(p) for p in tab.frame["platform"].dropna()})) or "unknown"
+    if on and platform not in on:
+        return Outcome("expected", (), tab.machine, platform)
+    env = _Env(tab)
+    held = _eval(parse(expr), env)
+    if isinstance(held, float) and math.isnan(held):
+        held = False
+    return Outcome("true" if held else "false", tuple(env.seen), tab.machine, platform)
+
+
+# --- pages and captions --------------------------------------------------------------------
+
+def _check(spec: str, text: str, where: str, ctx) -> Outcome:
+    """Evaluate one claim for the page or caption at ``where``; a false one is reported."""
+    fig_id, on, expr = split(spec)
+    if fig_id not in ctx.catalog.figures:
+        raise ClaimError(f"no figure script defines {fig_id}")
+    machine = ctx.catalog.prose_machine(fig_id)
+    outcome = evaluate(ctx.catalog.table(fig_id, machine), expr, on)
+    if outcome.state == "false":
+        ctx.on_problem(f"{where}: claim contradicted by {fig_id} on {machine}: \"{_plain(text)}\" "
+                       f"[{expr}]; measured: {outcome.measured}")
+    return outcome
+
+
+def _plain(text: str) -> str:
+    """A claim's words for a message: markers and tags dropped, spaces collapsed."""
+    return " ".join(re.sub(r"<!--.*?-->|<[^>]+>", "…", text).split())
+
+
+def _rendered(outcome: Outcome, body: Markup, fig_id: str, on: tuple[str, ...]) -> Markup:
+    title = (f"checked against {fig_id} on {outcome.machine}: {outcome.measured}"
+             if outcome.state != "expected" else
+             f"expected on {', '.join(on)}; {fig_id} on {outcome.machine} is {outcome.platform}, not checked")
+    return template("claim.html", state=outcome.state, body=body, title=title, measured=outcome.measured,
+                    on=", ".join(on), platform=outcome.platform)
+
+
+def expand_line(line: str, ctx, number: int) -> str:
+    """Every claim on one Markdown line, checked and wrapped (the words stay Markdown)."""
+    def one(match) -> str:
+        spec, body = match.group(1), match.group(2)
+        return str(_checked(spec, Markup(body), f"{ctx.page}:{number}", ctx))
+    return CLAIM.sub(one, line)
+
+
+def _checked(spec: str, body: Markup, where: str, ctx) -> Markup:
+    """One claim rendered: checked, or flagged as unchecked when its data is unavailable."""
+    try:
+        outcome = _check(spec, body, where, ctx)
+    except Unavailable as err:  # a bad or missing results file: said once, the words flagged
+        ctx.on_problem(str(err))
+        return template("claim.html", state="unavailable", body=body, title=str(err), measured="",
+                        on="", platform="")
+    except ClaimError as err:
+        raise ClaimError(f"{where}: bench:claim {spec.strip()}: {err}") from None
+    fig_id, on, _ = split(spec)
+    return _rendered(outcome, body, fig_id, on)
+
+
+def caption_html(fig: Figure, ctx) -> Markup:
+    """The figure's caption as HTML: plain words escaped, each claim checked and wrapped."""
+    out, last = [], 0
+    for match in CLAIM.finditer(fig.caption_src or fig.caption):
+        out.append(html.escape(match.string[last:match.start()]))
+        where = f"{fig.script_rel}:{fig.line}: FIGURE caption (shown on {ctx.page})"
+        out.append(str(_checked(match.group(1), Markup(html.escape(match.group(2))), where, ctx)))
+        last = match.end()
+    out.append(html.escape((fig.caption_src or fig.caption)[last:]))
+    return Markup("".join(out))
+
+
+def count(text: str) -> int:
+    """How many claims a page or caption carries."""
+    return len(CLAIM.findall(text))

@@ -1,0 +1,216 @@
+"""Claims: sentences checked against the data beside them (benchsite/claims.py).
+
+Small tables first (a claim that holds, one that does not, what the build reads), then the real
+pages: the committed results pass, and the same results with one variant scaled in several
+figures fail a strict build on exactly the claims that depend on it, naming page:line, the claim
+and the measured values; a lenient build shows them flagged.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchfixtures import demo_figure, write_machine
+from benchsite import claims
+from benchsite.figures import CLAIM, FigureError, all_figures, read_figure
+from benchsite.load import ResultFile, load
+from benchsite.table import Table
+from conftest import REFERENCE, REPO, build_site
+
+
+@pytest.fixture
+def table(tmp_path) -> Table:
+    # fast: 10 µs x n/8, slow: 1 ms x n/8, three runs 1 % apart: slow / fast = 100 at every n
+    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8, 16, 32))
+    return Table.of(load(ResultFile("cpu-a", "demo", path)), demo_figure(tmp_path))
+
+
+def test_a_claim_that_holds_is_true_and_keeps_what_it_read(table):
+    got = claims.evaluate(table, 'ratio(n="last") > 50 and growth("fast") < 5')
+    assert got.state == "true"
+    assert got.values[0].startswith("slow / fast at n=32: 100×")
+    assert got.values[1].startswith("fast from n=8 to n=32: 4.00×")
+
+
+def test_a_claim_the_data_contradicts_is_false_with_its_values(table):
+    got = claims.evaluate(table, 'median("slow", n="first") < median("fast", n="first")')
+    assert got.state == "false"
+    assert got.measured == "slow at n=8: 1.01 ms [1.00..1.02]; fast at n=8: 10.1 µs [10.0..10.2]"
+
+
+def test_verdicts_come_from_the_paired_rule(table):
+    # three runs: fewer than the rule needs, so no difference is "a result" however large
+    got = claims.evaluate(table, 'slower("slow", "fast", n=8)')
+    assert got.state == "false" and "not a result yet" in got.measured
+
+
+def test_a_claim_limited_to_accelerators_is_an_expectation_on_a_cpu(table):
+    got = claims.evaluate(table, "ratio(n=8) < 1", on=("gpu", "tpu"))
+    assert got.state == "expected" and got.platform == "cpu" and not got.values
+
+
+@pytest.mark.parametrize("expr, says", [
+    ('median("medium", n=8) > 0', "not a variant"),
+    ('median("fast", size=8) > 0', "no group_by param size"),
+    ('median("fast") > 0', "matches 3 rows"),
+    ('median("fast", n=4096) > 0', "no row"),
+    ('__import__("os") > 0', "unknown function"),
+    ('median("fast", n=8) >', "cannot read"),
+    ('median("fast", n=8).real > 0', "not allowed"),
+])
+def test_a_claim_the_build_cannot_read_says_why(table, expr, says):
+    with pytest.raises(claims.ClaimError, match=re.escape(says)):
+        claims.evaluate(table, expr)
+
+
+def test_a_caption_claim_is_read_and_checked_when_the_script_is_read(tmp_path):
+    script = tmp_path / "fig_x.py"
+    good = 'Fast <!-- bench:claim fig-x ratio(n="last") > 1 -->is slower<!-- /bench:claim -->.'
+    script.write_text(f"FIGURE = {{'title': 't', 'caption': {good!r}, 'chapter': 'c.md', 'variants': ['a', 'b']}}\n")
+    fig = read_figure(script)
+    assert fig.caption == "Fast is slower." and fig.caption_src == good
+    script.write_text("FIGURE = {'title': 't', 'caption': 'x <!-- bench:claim fig-x ratio( -->y<!-- /bench:claim -->', "
+                      "'chapter': 'c.md', 'variants': ['a', 'b']}\n")
+    with pytest.raises(FigureError, match=r"fig_x.py:1: FIGURE caption: cannot read the claim"):
+        read_figure(script)
+
+
+# --- the real pages -----------------------------------------------------------------------------
+
+DOCS = REPO / "docs"
+
+
+def claim_lines(words: str) -> list[str]:
+    """``docs/<page>:<line>`` of every claim on the site whose words contain ``words``."""
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for number, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
+            if any(words in body for _, body in CLAIM.findall(line)):
+                found.append(f"docs/{page.relative_to(DOCS)}:{number}")
+    assert found, f"no claim says {words!r}"
+    return found
+
+
+def scale(results: Path, stem: str, variant: str, factor: float, **params: str) -> None:
+    """Multiply one variant's time_s in one figure's CSV (rows whose params match), keeping it valid."""
+    path = results / REFERENCE / f"{stem}.csv"
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    head = rows[0]
+    v, t, p = head.index("variant"), head.index("time_s"), head.index("params")
+    changed = 0
+    for row in rows[1:]:
+        pairs = dict(kv.split("=", 1) for kv in row[p].split(";") if kv)
+        if row[v] == variant and all(pairs.get(k) == str(x) for k, x in params.items()):
+            row[t] = repr(float(row[t]) * factor)
+            changed += 1
+    assert changed, (stem, variant, params)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory) -> Path:
+    """The committed results with one variant scaled in four figures."""
+    results = tmp_path_factory.mktemp("results")
+    shutil.copytree(REPO / "results" / REFERENCE, results / REFERENCE)
+    scale(results, "dispatch_vs_completion", "dispatch", 200.0, n="1024")  # dispatch now grows like the work
+    scale(results, "dtype_cost", "bfloat16", 0.4, op="matmul")  # bfloat16 matmul now faster than float32
+    scale(results, "pytree_block", "one-leaf", 0.3, program="cheap-last")  # the tree now far slower than the leaf
+    scale(results, "host_device_overlap", "overlapped", 2.0)  # overlapping now slower than waiting
+    return results
+
+
+def warnings(proc) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith("WARNING")]
+
+
+TRIPPED = {  # words of a claim the mutation contradicts -> the figure it reads
+    "it grows far less than the completed time does": "fig-dispatch-vs-completion",
+    "At the smallest size the factor is only": "fig-dispatch-vs-completion",
+    "bfloat16 was faster than float32 for the axpy and slower for the matmul": "fig-dtype-cost",
+    "a ratio near one and not a result": "fig-pytree-block",
+    "The overlapped loop was faster than the one that waits every step": "fig-host-device-overlap",
+}
+HELD = ("more than half of the first call", "isolated calls were slower", "every one of the five waited",
+        "The loss was ready early")
+
+
+@pytest.fixture(scope="module")
+def strict_build(mutated, tmp_path_factory):
+    return build_site(tmp_path_factory.mktemp("site"), results=mutated)
+
+
+def test_the_committed_results_bear_out_every_claim(tmp_path):
+    proc = build_site(tmp_path / "site")
+    assert not [w for w in warnings(proc) if "claim" in w], proc.stderr[-3000:]
+
+
+def test_a_false_claim_fails_strict_naming_page_line_claim_and_values(strict_build):
+    assert strict_build.returncode != 0
+    assert "Traceback" not in strict_build.stderr
+    said = [w for w in warnings(strict_build) if "claim contradicted" in w]
+    for words, fig_id in TRIPPED.items():
+        for where in claim_lines(words):
+            start = f"{where}: claim contradicted by {fig_id}"
+            hit = [w for w in said if w.split(" - ", 1)[-1].lstrip().startswith(start)]
+            assert hit, (where, words, said)
+            assert words in hit[0] and "measured: " in hit[0]
+    assert re.search(r"measured: dispatch from n=128 to n=1024: \d", "\n".join(said))
+    for words in HELD:  # claims on data nobody changed still hold
+        assert not [w for w in said if words in w]
+
+
+def test_a_false_caption_claim_names_the_script(strict_build):
+    said = "\n".join(warnings(strict_build))
+    for stem in ("dispatch_vs_completion", "dtype_cost", "pytree_block", "host_device_overlap"):
+        assert re.search(rf"bench_scripts/{stem}\.py:\d+: FIGURE caption \(shown on docs/", said), stem
+
+
+def test_a_lenient_build_flags_the_false_sentence(mutated, tmp_path):
+    out = tmp_path / "site"
+    proc = build_site(out, results=mutated, strict=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (out / "asynchronous-dispatch" / "index.html").read_text(encoding="utf-8")
+    false = r'<span class="bench-claim bench-claim-false"[^>]*>(.*?)\[contradicted by the data: ([^\]]*)\]'
+    flagged = re.findall(false, page, re.S)
+    assert any("The overlapped loop was faster" in words and "verdict overlapped vs blocked-each-step" in values
+               for words, values in flagged), flagged
+    assert 'class="bench-claim" title="checked against fig-implicit-sync' in page  # a true one: plain prose
+
+
+def test_every_figure_embedded_in_a_chapter_so_its_caption_claims_are_checked():
+    for fig in all_figures(REPO / "bench_scripts").values():
+        if CLAIM.search(fig.caption_src):
+            chapter = (DOCS / fig.chapter).read_text(encoding="utf-8")
+            assert f"bench:figure {fig.id}" in chapter, fig.id
+
+
+def test_how_many_claims_the_site_carries():
+    pages = {p: len(CLAIM.findall(p.read_text(encoding="utf-8"))) for p in DOCS.rglob("*.md")}
+    captions = sum(len(CLAIM.findall(f.caption_src)) for f in all_figures(REPO / "bench_scripts").values())
+    assert sum(pages.values()) + captions >= 40 and sum(1 for n in pages.values() if n) >= 7
+
+
+# --- outlying clusters: shown under the table, and a claim can count them -----------------------
+
+def test_a_run_with_a_cluster_of_slow_samples_is_named_with_how_many_and_how_far(tmp_path):
+    from benchsite import outliers, render
+
+    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    frame = load(ResultFile("cpu-a", "demo", path))
+    slow = (frame["variant"] == "fast") & (frame["run"] == 1) & (frame["sample"] < 3)
+    frame.loc[slow, "time_s"] *= 10  # three of run 1's four samples
+    tab = Table.of(frame, demo_figure(tmp_path))
+    assert outliers.lines(tab) == ["fast at n=8: run 1, 3 of 4 samples at 9.90×"]
+    assert claims.evaluate(tab, 'clusters("fast", n=8) > 0').state == "true"
+    assert claims.evaluate(tab, 'clusters("slow", n=8) > 0').state == "false"
+    spread = str(render.spread_text(tab))
+    assert "Spread of this panel (fig-demo on cpu-a)" in spread and "run 1, 3 of 4 samples" in spread
+    frame.loc[slow & (frame["sample"] == 2), "time_s"] /= 10  # two stray samples: ordinary noise
+    assert outliers.lines(Table.of(frame, demo_figure(tmp_path))) == []

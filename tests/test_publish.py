@@ -1,0 +1,122 @@
+"""Publishing: one site_url, relative links, the Pages workflow, `make publish`, and what each page
+weighs (the browser half, the site served under /bench/, is in test_browser.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+from mkdocs.config import load_config
+
+from conftest import REPO
+
+WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
+LESSON = "lessons/benchmark-async-work/index.html"
+LESSON_BUDGET = 600 * 1024  # bytes: the issue's ceiling for the lesson page <!-- typed-number: a budget -->
+
+
+def test_site_url_and_repo_url_are_set_in_one_place_and_overridable(monkeypatch):
+    text = (REPO / "mkdocs.yml").read_text()
+    assert len(re.findall(r"^site_url:", text, re.M)) == 1 and "!ENV [SITE_URL," in text
+    assert re.search(r'^repo_url: !ENV \[REPO_URL, "https://github\.com/[^/"]+/jax-bench-honest"\]', text, re.M)
+    monkeypatch.setenv("SITE_URL", "https://example.org/bench/")
+    monkeypatch.setenv("REPO_URL", "https://github.com/someone/jax-bench-honest")
+    config = load_config(str(REPO / "mkdocs.yml"))
+    assert config["site_url"] == "https://example.org/bench/"
+    assert config["repo_url"] == "https://github.com/someone/jax-bench-honest"
+
+
+def test_the_pages_workflow_builds_strict_and_deploys_the_artifact():
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    steps = [s for job in flow["jobs"].values() for s in job.get("steps", [])]
+    uses = [s.get("uses", "") for s in steps]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert any(u.startswith("actions/setup-python@") for u in uses)
+    assert next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))["with"][
+        "python-version"] == "3.11"
+    assert "make site STRICT=1" in runs and "make publish" in runs
+    assert "apt-get" not in WORKFLOW.read_text()  # the site build needs no system packages
+    assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
+    assert any(u.startswith("actions/deploy-pages@") for u in uses)
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    default = re.search(r"^PUBLISH_DIR \?= (\S+)", (REPO / "Makefile").read_text(), re.M).group(1)
+    assert upload["with"]["path"] == default
+
+
+def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
+    (tmp_path / "site" / "x").mkdir(parents=True)
+    (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
+    (tmp_path / "site" / "x" / "index.html").write_text("<h1>x</h1>")
+    proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out" / "bench" / "x" / "index.html").read_text() == "<h1>x</h1>"
+    assert 'url=bench/"' in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_make_publish_refuses_without_a_built_site(tmp_path):
+    proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "run make site" in proc.stdout + proc.stderr
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("index.html") if "assets" not in p.parts)
+
+
+def test_every_link_and_asset_is_relative_so_any_prefix_works(built_site):
+    """A link from the site root (href="/...") would break under /bench/."""
+    rooted = {}
+    for page in _pages(built_site):
+        html = page.read_text()
+        bad = [u for u in re.findall(r'(?:href|src)="(/[^"]*)"', html) if not u.startswith("//")]
+        if bad:
+            rooted[str(page.relative_to(built_site))] = bad[:3]
+    assert rooted == {}
+
+
+def test_the_search_index_holds_prose_not_generated_tables(built_site):
+    index = json.loads((built_site / "search" / "search_index.json").read_text())
+    locations = {d["location"].split("#")[0] for d in index["docs"]}
+    assert "run-it-yourself/" in locations and "bench/" in locations
+    assert not [loc for loc in locations if loc.startswith("bench/fig-")]  # generated pages
+    text = " ".join(d["text"] for d in index["docs"])
+    assert "runs (separate processes) ×" not in text  # a panel's meta line
+    assert "every sample (CSV, gzip-compressed)" not in text  # its provenance table
+    assert "the run medians of the" not in text  # its spread list
+
+
+def page_weight(site: Path, page: Path) -> int:
+    """Bytes of the page and what it loads by itself (stylesheets, scripts, images, the search
+    worker); the search index, shared by every page and fetched once, is not counted."""
+    html = page.read_text()
+    refs = set(re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', html))
+    refs |= set(re.findall(r'<script[^>]+src="([^"]+)"', html))
+    refs |= set(re.findall(r'<img[^>]+src="([^"]+)"', html))
+    refs |= {u for u in re.findall(r'"search": "([^"]+)"', html)}
+    refs |= set(re.findall(r'<link[^>]+rel="icon"[^>]+href="([^"]+)"', html))
+    files = {(page.parent / ref.split("#")[0].split("?")[0]).resolve() for ref in refs
+             if not ref.startswith(("http:", "https:", "data:"))}
+    return len(html.encode()) + sum(f.stat().st_size for f in files if f.is_file())
+
+
+def test_the_lesson_page_stays_under_its_budget(built_site):
+    assert page_weight(built_site, built_site / LESSON) <= LESSON_BUDGET
+
+
+def test_run_it_yourself_is_linked_from_home_every_expectation_and_every_bench_page(built_site):
+    def links_it(html: str) -> bool:
+        return re.search(r'href="[./]*run-it-yourself/"', html) is not None
+
+    assert links_it((built_site / "index.html").read_text())
+    bench = _pages(built_site / "bench")
+    assert len(bench) > 20 and [p for p in bench if not links_it(p.read_text())] == []
+    boxes = []
+    for page in _pages(built_site):
+        for box in re.findall(r'<div class="admonition[^"]*">\s*<p class="admonition-title">Expectation, not yet '
+                              r'measured.*?</div>', page.read_text(), re.S):
+            boxes.append((page, links_it(box)))
+    assert len(boxes) >= 5 and all(ok for _, ok in boxes), [str(p) for p, ok in boxes if not ok]

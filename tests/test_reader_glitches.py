@@ -1,0 +1,106 @@
+"""Issue 18's small glitches, each at the function that printed it, and the data-derived wall times
+and the notebook page's weight fix (no browser, no site build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchsite import fmt, notebook_page, render, walltime
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("low", "high", "shown"), [(10, 10, "10 samples"), (3, 3, "3 samples"),
+                                                    (1, 1, "1 sample"), (3, 10, "3–10 samples")])
+def test_a_range_whose_ends_agree_prints_one_number(low, high, shown):
+    assert fmt.count_span(low, high, "sample") == shown
+
+
+def _panel_frame(samples_per_run: list[int]) -> pd.DataFrame:
+    rows = [dict(machine="m", platform="cpu", device_kind="cpu", jax_version="0.10.2",
+                 timestamp_utc="2026-12-01T12:00:00Z", boundary="completed", run=run, variant="v", params="n=1")
+            for run, n in enumerate(samples_per_run) for _ in range(n)]
+    return pd.DataFrame(rows)
+
+
+def test_the_panel_meta_line_says_10_samples_not_10_to_10():
+    assert render._meta(_panel_frame([10, 10, 10]))["samples"] == "10 samples"
+    assert render._meta(_panel_frame([3, 10]))["samples"] == "3–10 samples"
+    template = (REPO / "benchsite/templates/panel.html").read_text()
+    assert "{{ meta.samples }} samples" not in template and "sample(s)" not in template
+
+
+@pytest.mark.parametrize(("n", "shown"), [(45, "45 warm samples"), (1, "1 warm sample")])
+def test_warm_compile_warning_uses_a_proper_plural(n, shown):
+    frame = pd.DataFrame({"boundary": ["completed"] * n, "compiles": [1] * n, "variant": ["v"] * n})
+    assert render._warm_compiles(frame)["text"] == shown
+
+
+def test_a_url_run_on_to_a_log_line_starts_its_own_line():
+    text = "now f32[]{weak_type=False} and before f32[]{weak_type=True}https://docs.jax.dev/en/latest/x.html"
+    assert fmt.unglue_urls(text).endswith("{weak_type=True}\nhttps://docs.jax.dev/en/latest/x.html")
+    assert fmt.unglue_urls("see https://a.b and (https://c.d)") == "see https://a.b and (https://c.d)"
+
+
+def test_detail_blocks_show_the_url_on_its_own_line_and_keep_counting_the_stored_text():
+    stored = "before f32[]{weak_type=True}https://docs.jax.dev/a"
+    frame = pd.DataFrame({"detail": [stored, stored], "run": [0, 1]})
+    html = str(render.detail_list(frame, "fig-x on m"))
+    assert "{weak_type=True}\nhttps://docs.jax.dev/a" in html and "In 2 of the" in html
+
+
+def _starts(fig: str, session: str, times: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"session_id": session, "run": range(len(times)), "timestamp_utc": times,
+                         "time_s": 0.1}).assign(figure_id=fig)
+
+
+def test_wall_time_is_the_gap_to_the_next_process_start_of_the_same_session():
+    session = "20261201T120000Z-abcd"
+    frames = {"fig-a": _starts("fig-a", session, ["2026-12-01T12:00:01Z", "2026-12-01T12:00:10Z"]),
+              "fig-b": _starts("fig-b", session, ["2026-12-01T12:00:04Z", "2026-12-01T12:00:13Z"])}
+    times = {t.fig_id: t for t in walltime.figure_times(frames)}
+    assert times["fig-a"].gaps == (3.0, 3.0)  # 12:00:01 -> 12:00:04, 12:00:10 -> 12:00:13
+    assert times["fig-b"].gaps == (6.0,)  # the session's last run has no next start
+    [(sid, n_figs, n_runs, span)] = walltime.session_spans(frames)
+    assert (sid, n_figs, n_runs, span) == (session, 2, 4, 13.0)
+    text = walltime.table(frames, lambda fig_id: f"bench/{fig_id}/")
+    assert "[fig-a](bench/fig-a/) | 2 | 3 s |" in text  # equal ends: one number
+    assert "**18 s**" in text  # each figure's median gap times its runs: 3 s x 2 + 6 s x 2
+    assert "13 s from its start" in text
+
+
+def test_wall_time_reads_in_minutes_past_a_minute():
+    assert walltime.seconds(648.4) == "10 min 48 s" and walltime.seconds(59.6) == "1 min 0 s"
+    assert walltime.seconds(None) == "—"
+
+
+NOTEBOOK_PAGE = """<html><head><style>.md-x{color:red}</style></head><body>
+<style type="text/css">
+.jupyter-wrapper{--jp-used:1px;--jp-chain:var(--jp-used);--jp-unused:2px;--jp-alias:var(--jp-unused);--jp-keyword:green}
+.jupyter-wrapper .jp-Cell{padding:var(--jp-chain)}
+.jupyter-wrapper .bp3-menu,.jupyter-wrapper .jp-InputPrompt{margin:0}
+.jupyter-wrapper .bp3-menu{color:blue}
+.jupyter-wrapper .jp-Cell:not(.jp-mod-active) .jp-InputPrompt{opacity:.5}
+@media (max-width:10px){.jupyter-wrapper .bp3-x{color:red}.jupyter-wrapper .jp-Cell{margin:1px}}
+</style>
+<style>['pre { line-height: 125%; }']</style>
+<style>.highlight-ipynb .k { color: var(--jp-keyword) }</style>
+<script type="module">document.querySelectorAll(".jp-Mermaid > pre.mermaid")</script>
+<div class="jupyter-wrapper"><div class="jp-Cell"><div class="jp-InputPrompt">In [1]:</div></div></div>
+</body></html>"""
+
+
+def test_the_notebook_page_keeps_only_the_css_it_uses():
+    out = notebook_page.prune_page(NOTEBOOK_PAGE)
+    assert ".md-x{color:red}" in out  # a stylesheet that is not the notebook's stays as it was
+    assert "bp3" not in out and "--jp-unused" not in out and "--jp-alias" not in out
+    assert "--jp-used:1px" in out and "--jp-chain:var(--jp-used)" in out
+    assert "--jp-keyword:green" in out  # used by another stylesheet of the page (Pygments)
+    assert ".jupyter-wrapper .jp-InputPrompt{margin:0}" in out  # the used half of a selector list
+    assert "@media (max-width:10px){.jupyter-wrapper .jp-Cell{margin:1px}}" in out
+    assert ".jp-Cell:not(.jp-mod-active) .jp-InputPrompt{opacity:.5}" in out  # a class it excludes, not needs
+    assert "['pre" not in out and "jp-Mermaid" not in out
+    assert '<div class="jp-InputPrompt">In [1]:</div>' in out  # content untouched

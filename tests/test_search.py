@@ -1,0 +1,94 @@
+"""Search finds identifiers (issue 18): typed into the search box in Chromium, each of the site's
+central names finds exactly the pages whose prose uses it.
+
+The expected pages come from the built HTML, not a hand list: every page in the navigation, its
+article's text without the elements marked ``data-search-exclude`` (generated figure panels).
+mkdocs.yml's separator makes ``jax.`` a separator of its own, so ``jax.block_until_ready`` and
+``x.block_until_ready()`` index the same word; a dotted query is therefore expected to find every
+page that uses the function in either spelling, which includes every page that spells it in full.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from test_browser import browser, page, serve  # noqa: F401  (fixtures; skips without Chromium)
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+IDENTIFIERS = ["block_until_ready", "jax.block_until_ready", "jax_log_compiles", "cost_analysis"]
+
+
+class ArticleText(HTMLParser):
+    """The text of a page's ``<article>``, without elements marked data-search-exclude."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool, bool]] = []
+        self.skipping = self.inside = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in VOID:
+            return
+        skip, article = any(k == "data-search-exclude" for k, _ in attrs), tag == "article"
+        self.stack.append((tag, skip, article))
+        self.skipping += skip
+        self.inside += article
+
+    def handle_endtag(self, tag):
+        while tag not in VOID and self.stack:
+            name, skip, article = self.stack.pop()
+            self.skipping -= skip
+            self.inside -= article
+            if name == tag:
+                break
+
+    def handle_data(self, data):
+        if self.inside and not self.skipping:
+            self.parts.append(data)
+
+
+def nav_pages(site: Path) -> dict[str, str]:
+    """URL path -> searchable prose, for every page in the navigation."""
+    home = (site / "index.html").read_text()
+    hrefs = {h for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)}
+    out = {}
+    for href in sorted(hrefs):
+        parser = ArticleText()
+        parser.feed((site / href.removeprefix(".").lstrip("/") / "index.html").read_text())
+        out["/" + href.removeprefix(".").lstrip("/")] = "".join(parser.parts)
+    return out
+
+
+def expected_pages(prose: dict[str, str], identifier: str) -> set[str]:
+    word = identifier.removeprefix("jax.")
+    return {path for path, text in prose.items() if word in text}
+
+
+def search(pg, base: str, query: str) -> tuple[int, set[str]]:
+    pg.goto(base + "/")
+    pg.locator(".md-search__input").click()
+    pg.locator(".md-search__input").press_sequentially(query, delay=30)
+    pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    meta = pg.locator(".md-search-result__meta").inner_text()
+    count = int(re.match(r"(\d+) matching", meta).group(1)) if meta[0].isdigit() else 1
+    hrefs = pg.eval_on_selector_all(".md-search-result__list > .md-search-result__item > a",
+                                      "els => els.map(e => e.href)")
+    return count, {urlsplit(h).path for h in hrefs}
+
+
+@pytest.mark.parametrize("identifier", IDENTIFIERS)
+def test_search_finds_every_page_that_uses_an_identifier(built_site, serve, page, identifier):  # noqa: F811
+    prose = nav_pages(built_site)
+    expected = expected_pages(prose, identifier)
+    assert expected, f"no page uses {identifier}: the test would prove nothing"
+    assert {p for p, t in prose.items() if identifier in t} <= expected
+    count, found = search(page, serve(built_site), identifier)
+    assert count == len(expected), (identifier, sorted(found), sorted(expected))
+    if count <= 10:  # the first page of results lists them all
+        assert found == expected
+    assert page.problems == []
