@@ -10,9 +10,9 @@ FIGURE = {
     "title": "The timing floor: clock reads and a near-empty jitted call",
     "caption": (
         "The clock pair is the resolution of every interval on the site; the near-empty "
-        "jitted call is the least any jitted function can cost at each boundary. A time "
-        "within a few times these floors is mostly call overhead, so compare it with "
-        "care or batch more work into each call."
+        "jitted call is the least a jitted call cost here at each boundary. A rule of thumb, "
+        "not a measurement: a time within a few times these floors is mostly call overhead, "
+        "so compare it with care or batch more work into each call."
     ),
     "chapter": "diagnosing/harness.md",
     "group_by": [],

@@ -16,7 +16,8 @@ FIGURE = {
         "Every number but the unprofiled step is read from the trace file the profiler wrote, not "
         "from a stopwatch around the step: how long the traced step took as the host saw it, how "
         "much of it the host spent dispatching, and how long the compiled operations ran. The "
-        "ratio is the profiler's own cost; the operations behind the busy time are ranked below."
+        "ratio is traced over unprofiled time; its verdict says whether the profiler cost anything "
+        "measurable. The operations behind the busy time are ranked below."
     ),
     "chapter": "diagnosing/profiling.md",
     "variants": ["unprofiled-step", "traced-step", "host-dispatch", "ops-busy", "ops-span"],

@@ -22,8 +22,9 @@ FIGURE = {
     "caption": (
         "Each cause makes the loop compile again after its warm-up step, and "
         "<!-- bench:claim fig-recompile-causes slower('as-written', 'fixed', cause='closure') and ratio(cause='closure') > 10 and slower('as-written', 'fixed', cause='shape-drift') and ratio(cause='shape-drift') > 10 and slower('as-written', 'fixed', cause='weak-type') and ratio(cause='weak-type') > 10 -->each loop as written took many times its fixed version<!-- /bench:claim -->; the fixed loops compile nothing after "  # noqa: E501
-        "warm-up. A short last batch and a weakly typed learning rate cost one extra compile "
-        "per process, a closure rebuilt in the loop costs one per step."
+        "warm-up. By JAX's cache rules a short last batch and a weakly typed learning rate add a "
+        "compile per new signature and a closure rebuilt in the loop adds one per step; the "
+        "chapter's table counts the compiles each loop actually paid."
     ),
     "chapter": "diagnosing/recompiles.md",
     "group_by": ["cause"],

@@ -19,8 +19,8 @@ FIGURE = {
     "title": "Reverse mode's residuals in memory, and what rematerialisation trades for them",
     "caption": (
         "First table: one training step (jitted value and gradient), with every activation stored "
-        "(plain) and with the hidden layers under jax.checkpoint (remat); the ratio is the time "
-        "remat costs. Second table: the residual bytes each variant holds between jax.vjp and the "
+        "(plain) and with the hidden layers under jax.checkpoint (remat); the ratio is remat over "
+        "plain time. Second table: the residual bytes each variant holds between jax.vjp and the "
         "backward pass, read from device memory profiles taken before and after jax.vjp."
     ),
     "chapter": "diagnosing/gaps-and-residuals.md",

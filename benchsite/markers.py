@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import claims, fmt, metrics, pages, render, stats, walltime
+from . import claims, fmt, history, metrics, pages, render, stats, walltime
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .fmt import esc
@@ -44,6 +44,7 @@ class Context:
     site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
     cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
     markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
+    repo_url: str = ""  # mkdocs repo_url: cite blocks link the code at the commit that ran
 
 
 def expand(markdown: str, ctx: Context) -> str:
@@ -438,5 +439,7 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "verdict-rule": verdict_rule_marker,
     "index": pages.index_marker,  # /bench/
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
+    "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/
+    "changes": history.changes_marker,  # /bench/changes/<machine>/
     "walltime": walltime.marker,  # how long make bench took (docs/run-it-yourself.md)
 }

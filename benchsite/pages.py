@@ -22,7 +22,7 @@ import pandas as pd
 
 from benchkit import layout
 
-from . import compare, render
+from . import compare, history, render
 from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
@@ -30,6 +30,7 @@ from .html import render as template
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
+    from .sessions import Session
 
 INDEX_SRC = "bench/index.md"
 # Up to this many machines a figure page shows them as tabs; past it, each
@@ -79,7 +80,11 @@ def machine_path(fig_id: str, machine: str) -> str:
 
 def generated_pages(cat: Catalog) -> dict[str, str]:
     """Source path -> Markdown of every /bench page; markers do the rendering."""
-    pages = {INDEX_SRC: INDEX_PAGE}
+    machines = cat.all_machines()
+    changes = " · ".join(f"[{md(m)}]({history.changes_src(m).removeprefix('bench/')})" for m in machines)
+    pages = {INDEX_SRC: INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
+                                      if machines else "")}
+    pages.update({history.changes_src(m): history.changes_page(m) for m in machines})
     for fig_id, fig in sorted(cat.figures.items()):
         pages[figure_src(fig_id)] = (f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
                                       f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
@@ -88,6 +93,7 @@ def generated_pages(cat: Catalog) -> dict[str, str]:
             pages[machine_src(fig_id, machine)] = (
                 f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n{RUN_LINK}"
                 f"<!-- bench:page {fig_id} machine={slug} -->\n")
+            pages.update(history.session_pages(cat, fig, machine))
     return pages
 
 
@@ -199,26 +205,30 @@ def index_marker(args: list[str], ctx: Context) -> str:
 
 # --- bench:page --------------------------------------------------------------------------
 
-def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
-    """What to paste into a review: which figure, on what, which version, when, from which commit, where."""
+def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
+    """The session the results file holds (:mod:`sessions`), or None (a format-1 file has none)."""
+    hist = history.history(ctx.catalog, fig.id, machine)
+    return next((s for s in reversed(hist.sessions) if s.latest), None)
+
+
+def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
+    """What to paste into a review: the latest session's cite block (its permalink, commit,
+    how to reproduce it, Markdown), with whether today's code still matches it."""
     tab = ctx.catalog.table(fig.id, machine)
-    frame, head = tab.frame, tab.headline
-    first = frame.iloc[0]
-    commits = _distinct(frame, "git_commit", 12)
-    dirty = " (with uncommitted changes)" if frame["git_dirty"].any() else ""
     state = f"STALE: {tab.stale}" if tab.stale else "current"
-    site = ctx.site_url.rstrip("/")
-    lines = [
-        f"{fig.id}: {fig.title}",
-        f"machine   {machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
-        f"headline  {head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else "",
-        f"jax       {_distinct(frame, 'jax_version')} (jaxlib {_distinct(frame, 'jaxlib_version')})",
-        f"measured  {dates(frame)} (UTC)",
-        f"commit    {commits}{dirty}",
-        f"script    {fig.script_rel} sha256 {_distinct(frame, 'script_sha256', 12)} ({state})",
-        f"url       {site}/{machine_path(fig.id, machine)}",
-    ]
-    return "\n".join(line for line in lines if line)
+    session = latest_session(fig, machine, ctx)
+    if session is not None:
+        return history.cite(fig, session, ctx, state)
+    url = f"{ctx.site_url.rstrip('/')}/{machine_path(fig.id, machine)}"
+    text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
+    return {"text": text,
+            "url": url, "commits": [], "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
+            "markdown": f"[{fig.id} on {machine}]({url})"}
+
+
+def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
+    """The plain-text part of :func:`cite_fields`."""
+    return cite_fields(fig, machine, ctx)["text"]
 
 
 def bench_panel(fig: Figure, machine: str, ctx: Context, cite_open: bool) -> str:
@@ -226,7 +236,24 @@ def bench_panel(fig: Figure, machine: str, ctx: Context, cite_open: bool) -> str
     panel = machine_panel(fig.id, machine, ctx)
     if ctx.catalog.problem(fig.id, machine):
         return panel
-    return f"{panel}\n{template('cite.html', open=cite_open, text=cite_text(fig, machine, ctx))}"
+    return f"{panel}\n{template('cite.html', open=cite_open, **cite_fields(fig, machine, ctx))}"
+
+
+def session_note(fig: Figure, machine: str, ctx: Context) -> str:
+    """Which session the latest page shows, with a link to that session's own page."""
+    session = latest_session(fig, machine, ctx)
+    if session is None:
+        return ""
+    link = _rel(ctx, history.session_src(fig.id, machine, session.id))
+    return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
+            f"[its permanent page]({link}) never changes when later sessions arrive. "
+            f"[What changed on this machine]({_rel(ctx, history.changes_src(machine))}).\n")
+
+
+def history_section(fig: Figure, machine: str, ctx: Context, heading: str = "History") -> str:
+    if ctx.catalog.problem(fig.id, machine):
+        return ""
+    return f"## {heading} {{ #history }}\n\n" + _html(ctx, history.history_html(fig, machine, ctx))
 
 
 def _table_div(css: str, table: str) -> str:
@@ -328,7 +355,9 @@ def figure_page(fig: Figure, ctx: Context) -> str:
         head, _links(fig, ctx, back=False),
         "## Machines { #machines }\n", _machines_table(fig, ctx, ref),
         "## Results { #results }\n", _results(fig, ctx, machines, ref),
-        _across_machines(fig, ctx, ref, good), _code(fig, ctx),
+        _across_machines(fig, ctx, ref, good),
+        history_section(fig, ref, ctx, f"History on {md(ref)}") if ref else "",
+        _code(fig, ctx),
     ])
 
 
@@ -338,10 +367,12 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     parts = [_html(ctx, f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),
+             session_note(fig, machine, ctx) if not cat.problem(fig.id, machine) else "",
              _html(ctx, bench_panel(fig, machine, ctx, cite_open=True))]
     if ref and machine != ref and (fig.id, machine) in cat.frames:
         parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
                      + _comparison(fig, machine, ref, ctx))
+    parts.append(history_section(fig, machine, ctx))
     parts.append(_code(fig, ctx))
     return "\n".join(parts)
 

@@ -15,7 +15,6 @@ from markupsafe import Markup
 
 from . import chart, fmt, metrics, outliers, stats
 from .figures import Figure
-from .fmt import esc
 from .html import render
 from .table import Table
 
@@ -38,6 +37,8 @@ def table(tab: Table, metric: str = "time") -> Markup:
     body = []
     for row in tab.rows:
         values = row.cells if metric == "time" else row.metric(metric)
+        if metric != "time" and not any(values.get(v) for v in fig.variants):
+            continue  # a row the quantity does not apply to (no bytes moved, no FLOPs): not a row of dashes
         cells = ([row.label] if fig.group_by else []) + [shown(values[v]) if values.get(v) else "—"
                                                          for v in fig.variants]
         body.append(cells + ([_ratio(row.ratio)] if with_ratio else []))
@@ -213,20 +214,22 @@ def tab_id(fig_id: str, machine: str) -> str:
     return f"{fig_id}--{machine_slug(machine)}"
 
 
+MAX_TAB_CSS = 8  # bench.css has a show-rule for up to this many tabs in one set
+
+
 def tabs(fig_id: str, panels: dict[str, str]) -> str:
-    """Material's tab markup (as pymdownx.tabbed writes it), one tab per machine.
+    """One tab per machine, in the project's own markup (``templates/tabs.html``).
 
     Each input's id is :func:`tab_id`, so a link ending in ``#fig-...--<machine>``
-    opens that machine's tab (Material selects a tab whose input the hash names)."""
-    if len(panels) == 1:
-        return next(iter(panels.values()))
-    name = f"__bench_{fig_id}"
-    inputs = "".join(f'<input id="{tab_id(fig_id, m)}" name="{name}" type="radio"{" checked" if i == 1 else ""}>'
-                     for i, m in enumerate(panels, 1))
-    labels = "".join(f'<label for="{tab_id(fig_id, m)}">{esc(m)}</label>' for m in panels)
-    blocks = "".join(f'<div class="tabbed-block">\n{p}\n</div>' for p in panels.values())
-    return (f'<div class="tabbed-set tabbed-alternate" data-tabs="1:{len(panels)}">{inputs}'
-            f'<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div>\n</div>')
+    opens that machine's tab (``docs/assets/bench-tabs.js``)."""
+    if len(panels) == 1:  # no tab bar, but the same anchor still lands on the machine's panel
+        (machine, panel), = panels.items()
+        return str(render("tabs.html", tabs=[{"id": tab_id(fig_id, machine), "label": machine,
+                                              "html": Markup(panel)}], group=f"__bench_{fig_id}"))
+    if len(panels) > MAX_TAB_CSS:
+        raise ValueError(f"{fig_id}: {len(panels)} tabs; bench.css styles at most {MAX_TAB_CSS}")
+    entries = [{"id": tab_id(fig_id, m), "label": m, "html": Markup(p)} for m, p in panels.items()]
+    return str(render("tabs.html", tabs=entries, group=f"__bench_{fig_id}"))
 
 
 def error_box(fig_id: str, message: str, inline: bool = False) -> Markup:

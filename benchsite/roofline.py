@@ -166,8 +166,19 @@ def _pct(s: stats.Summary | None) -> str:
     return f"{fmt.percent(s.median)} [{fmt.sig(100 * s.low, 2)}..{fmt.sig(100 * s.high, 2)}]"
 
 
-def placed_table(points: list[Placed], source: str, paired: bool = True) -> str:
-    """The workloads as an HTML table: intensity, achieved rates, % of ceilings."""
+def session_note(frame: pd.DataFrame, peak_frame: pd.DataFrame) -> str:
+    """Which sessions the rows and the ceilings come from, when they differ (else "")."""
+    rows, ceilings = (sorted(map(str, f["session_id"].dropna().unique())) for f in (frame, peak_frame))
+    if rows == ceilings:
+        return ""
+    return (f"The rows come from session {', '.join(rows)} and the ceilings from session {', '.join(ceilings)}: "
+            "a share above 100 % says the machine ran faster in one session than in the other, not that a "
+            "ceiling was beaten.")
+
+
+def placed_table(points: list[Placed], source: str, paired: bool = True, sessions: str = "") -> str:
+    """The workloads as an HTML table: intensity, achieved rates, % of ceilings; ``sessions`` is
+    :func:`session_note` (the rows and the ceilings from different sessions)."""
     vendor = any(p.vendor for p in points)
     head = ["workload", "dtype", "FLOP per byte", "achieved FLOP/s", "achieved bytes/s",
             "bound by (measured roofline)", "% of measured ceiling"] + (["% of vendor peak"] if vendor else [])
@@ -184,7 +195,8 @@ def placed_table(points: list[Placed], source: str, paired: bool = True) -> str:
                "are other processes)")
     note = (f"Median [min..max] over runs; {against}. "
             + ("Vendor figures: " + "; ".join(sources) + "." if sources else
-               "No vendor figure is on record for this device kind: only the measured ceiling is shown."))
+               "No vendor figure is on record for this device kind: only the measured ceiling is shown.")
+            + (f" {sessions}" if sessions else ""))
     return (f"<div class=\"bench-roofline-table\" markdown=\"0\">\n<table title=\"{fmt.esc(source)}\">\n"
             "<thead><tr>" + "".join(f"<th>{fmt.esc(h)}</th>" for h in head) + "</tr></thead>\n<tbody>\n"
             + "\n".join(body) + f"\n</tbody>\n</table>\n<p class=\"bench-meta\">{fmt.esc(note)}</p>\n</div>")
@@ -222,7 +234,7 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> str:
             text = p.label.replace("op=", "").replace(", n=", " n=")
             text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
             ax.annotate(text, (p.intensity, s.median), textcoords="offset points",
-                        xytext=(5, -10 if i % 2 else 4), fontsize=7)
+                        xytext=(5, -10 if i % 2 else 4), fontsize=8.5)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
@@ -338,12 +350,13 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
     rows = select(frame, opts) if opts else frame
     points = placed(rows, c, keys, paired=paired)
     if show == "chart":
-        return f'<figure class="bench-chart">{roofline_svg(points, c, source)}<figcaption>Roofline of {title}: ' \
+        return f'<figure class="bench-chart bench-roofline">{roofline_svg(points, c, source)}' \
+               f"<figcaption>Roofline of {title}: " \
                "each dot is a workload at its arithmetic intensity, at the median of its runs' achieved " \
                "FLOP/s (bars: lowest to highest run); solid lines are the measured ceilings, dashed " \
                "lines the vendor's where the device kind is on record.</figcaption></figure>"
     if show == "table":
-        return placed_table(points, source, paired)
+        return placed_table(points, source, paired, session_note(rows, peak_frame))
     if len(points) != 1:
         raise ValueError(f"show={show} needs filters that select one workload, got {len(points)}")
     (p,) = points
@@ -357,4 +370,6 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
         if p.of_ceiling is None:
             raise ValueError("no measured ceiling for this workload's dtype")
         text = _pct(p.of_ceiling)
+        if session_note(rows, peak_frame):
+            return _value(f"{title}: {show}. {fmt.esc(session_note(rows, peak_frame))}", text + " (across sessions)")
     return _value(f"{title}: {show}", text)

@@ -70,7 +70,7 @@ def _panel(step: dict, y0: float) -> tuple[list[str], float]:
                    f'fill="{COLOURS.get(str(kind), COLOURS["other"])}"><title>{esc(tip)}</title></rect>')
     axis_y = y0 + TOP + LANE_H * len(lanes) + 12
     for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f'<text x="{LEFT + frac * (WIDTH - LEFT - RIGHT):.1f}" y="{axis_y}" font-size="9" '
+        out.append(f'<text x="{LEFT + frac * (WIDTH - LEFT - RIGHT):.1f}" y="{axis_y}" font-size="10.5" '
                    f'text-anchor="{"start" if frac == 0 else "end" if frac == 1 else "middle"}">'
                    f'{esc(fmt.time_one(frac * span * 1e-6) if frac else "0")}</text>')
     return out, height

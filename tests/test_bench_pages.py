@@ -41,8 +41,10 @@ def scratch_cache(tmp_path, monkeypatch):
 def test_every_figure_and_machine_gets_a_page_with_a_marker(tmp_path):
     cat = build(tmp_path, ["cpu-a", "cpu-b"])
     generated = pages.generated_pages(cat)
+    sessions = {f"bench/fig-demo/{m}/20260101T000000Z-test.md" for m in ("cpu-a", "cpu-b")}  # a permalink each
+    changes = {"bench/changes/cpu-a.md", "bench/changes/cpu-b.md"}
     assert set(generated) == {"bench/index.md", "bench/fig-demo/index.md", "bench/fig-demo/cpu-a.md",
-                              "bench/fig-demo/cpu-b.md"}
+                              "bench/fig-demo/cpu-b.md"} | sessions | changes
     assert "<!-- bench:page fig-demo machine=cpu-b -->" in generated["bench/fig-demo/cpu-b.md"]
     assert "{ #fig-demo--cpu-b }" in generated["bench/fig-demo/cpu-b.md"]  # same anchor as its tab
 
@@ -96,7 +98,7 @@ def test_many_machines_keep_the_figure_page_light(tmp_path, docs):
     machines = [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)]
     cat = build(tmp_path, machines)
     html = render_page(cat, "bench/fig-demo/index.md", docs)
-    assert "tabbed-set" not in html and html.count('class="bench-samples"') == 1  # one machine's chart
+    assert "bench-tabs" not in html and html.count('class="bench-samples"') == 1  # one machine's chart
     assert all(f"]({m}.md)" in html for m in machines)  # every machine is one click away
     assert f"{len(machines)} machines" in html
 
@@ -133,3 +135,11 @@ def test_unknown_machine_on_a_page_marker_fails_with_page_and_line(tmp_path, doc
     ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append)
     with pytest.raises(ValueError, match=r"docs/bench/x.md:1: .*no results for fig-demo on cpu-z"):
         expand("<!-- bench:page fig-demo machine=cpu-z -->", ctx)
+
+
+def test_a_machine_anchor_lands_on_its_panel_with_one_machine_too(tmp_path, docs):
+    """/bench/<fig>/#<fig>--<machine> is the documented link to one machine's result: with a single
+    machine there is no tab bar, but the panel still carries that id."""
+    cat = build(tmp_path, ["cpu-a"])
+    html = render_page(cat, "bench/fig-demo/index.md", docs)
+    assert 'id="fig-demo--cpu-a"' in html and "bench-tab-label" not in html

@@ -134,7 +134,7 @@ def test_an_anchor_opens_its_machines_tab_and_a_click_switches(browser, server):
     page.click(f"label[for='{FIG}--{FIRST}']")
     assert open_tab(page) == [f"{FIG}--{FIRST}"]
     assert page.url.endswith(f"#{FIG}--{FIRST}")  # the address bar now links that tab
-    visible = page.locator(".tabbed-block .bench-meta strong").filter(visible=True)
+    visible = page.locator(".bench-tab-panel .bench-meta strong").filter(visible=True)
     assert visible.all_text_contents() == [FIRST]
     page.close()
 

@@ -150,7 +150,7 @@ def two_machine_site(tmp_path_factory):
 def test_machine_tabs_switch(two_machine_site, serve, page):
     page.goto(serve(two_machine_site) + "/what-the-clock-caught/#fig-dispatch-vs-completion")
     figure = page.locator(".bench-figure[data-figure='fig-dispatch-vs-completion']")
-    blocks = figure.locator(".tabbed-block")
+    blocks = figure.locator(".bench-tab-panel")
     assert blocks.count() == 2
     assert blocks.nth(0).is_visible() and not blocks.nth(1).is_visible()
     figure.locator("label", has_text="cpu-twin-2c").click()

@@ -133,7 +133,7 @@ def warnings(proc) -> list[str]:
 TRIPPED = {  # words of a claim the mutation contradicts -> the figure it reads
     "it grows far less than the completed time does": "fig-dispatch-vs-completion",
     "At the smallest size the factor is only": "fig-dispatch-vs-completion",
-    "bfloat16 was faster than float32 for the axpy and slower for the matmul": "fig-dtype-cost",
+    "bfloat16 was faster than float32 for the axpy and not faster for the matmul": "fig-dtype-cost",
     "a ratio near one and not a result": "fig-pytree-block",
     "The overlapped loop was faster than the one that waits every step": "fig-host-device-overlap",
 }

@@ -120,3 +120,19 @@ def test_run_it_yourself_is_linked_from_home_every_expectation_and_every_bench_p
                               r'measured.*?</div>', page.read_text(), re.S):
             boxes.append((page, links_it(box)))
     assert len(boxes) >= 5 and all(ok for _, ok in boxes), [str(p) for p, ok in boxes if not ok]
+
+
+def test_install_lines_name_the_pinned_versions():
+    """The accelerator install lines on the run page and in the README quote the versions the
+    project pins, so a reader's numbers are comparable with the committed ones."""
+    import re
+
+    pins = dict(line.strip().split("==") for line in (REPO / "requirements.txt").read_text().splitlines()
+                if line.strip() and not line.startswith("#"))
+    for doc in (REPO / "docs" / "run-it-yourself.md", REPO / "README.md"):
+        lines = [line for line in doc.read_text().splitlines() if re.search(r'pip install "jax\[', line)]
+        assert lines, doc
+        for line in lines:
+            jax_pin = re.search(r'jax\[[a-z0-9-]+\]==([0-9.]+)', line).group(1)
+            numpy_pin = re.search(r"numpy==([0-9.]+)", line).group(1)
+            assert (jax_pin, numpy_pin) == (pins["jax"], pins["numpy"]), (doc.name, line)

@@ -106,3 +106,15 @@ def test_table_and_chart_render():
     assert "% of measured ceiling" in html and "% of vendor peak" not in html
     svg = roofline.roofline_svg(points, c, "synthetic")
     assert svg.startswith("<svg") and "currentColor" in svg
+
+
+def test_rows_and_ceilings_from_different_sessions_are_said_to_be():
+    import pandas as pd
+
+    from benchsite import roofline
+
+    same = pd.DataFrame({"session_id": ["s1", "s1"]})
+    other = pd.DataFrame({"session_id": ["s2"]})
+    assert roofline.session_note(same, same) == ""
+    note = roofline.session_note(same, other)
+    assert "session s1" in note and "session s2" in note and "not that a ceiling was beaten" in note

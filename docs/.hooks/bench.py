@@ -96,6 +96,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         src_uri=page.file.src_uri,
         docs_dir=Path(config["docs_dir"]),
         site_url=config.get("site_url") or "",
+        repo_url=config.get("repo_url") or "",
         cache=build.cache,
         markdown=build.markdown,
     )

@@ -1,0 +1,201 @@
+"""Past sessions kept in the tree, compactly: the per-run summaries of a results file.
+
+Standard library only: ``bench_scripts/run.py`` imports this module on accelerator
+images that have jax and numpy but no pandas, to keep the session a results file
+holds before a new session replaces it. The site reads the files back through
+``benchsite/sessions.py`` (the validator) and computes the latest session's
+summaries with the same :func:`compact`, so a session's page reads the same
+before and after it is archived.
+
+    results/<machine>/sessions/<session_id>/<stem>.csv.gz       one row per (run, variant, boundary,
+                                                                 dtype, shape, params): the run's summary
+    results/<machine>/sessions/<session_id>/<stem>.runs.csv.gz  one row per run: its provenance
+
+Both are gzip-compressed CSV written with ``mtime=0``, so the same results file always
+archives to the same bytes: two people who archive the same session write the same
+files, and machine folders still merge by copying.
+
+Format history (``results/README.md``, "Sessions kept", repeats it):
+  1  first version: median, min, max, quartiles, weighted mean, sample count, and the
+     medians of calls, compiles and the optional numeric columns per run and cell;
+     cache hits summed; provenance once per run; ``detail`` text is not kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import re
+import statistics
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+SUMMARY_VERSION = 1
+SESSIONS_DIR = "sessions"
+SUMMARY_SUFFIX = ".csv.gz"
+RUNS_SUFFIX = ".runs.csv.gz"
+
+# What identifies one summary row: a cell of one run, as the raw file names it.
+CELL_COLUMNS = ("run", "variant", "boundary", "dtype", "shape", "params")
+# Per run and cell: how many samples, and what the table model reads of them.
+STAT_COLUMNS = ("samples", "median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s",
+                "calls", "compiles", "cache_hits")
+# Optional numeric columns of the raw file: their median over the run's samples (empty: none).
+OPTIONAL_NUMBERS = ("max_rel_error", "bytes_moved", "flops", "size_bytes")
+SUMMARY_COLUMNS = ("summary_version", *CELL_COLUMNS, *STAT_COLUMNS, *OPTIONAL_NUMBERS)
+RUN_KEY = ("summary_version", "run")  # then the raw schema's provenance columns, in its order
+
+
+class ArchiveError(ValueError):
+    """A results file that cannot be archived; the message starts with ``file:line:``."""
+
+
+SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # a folder name: `20261201T142107Z-c39a`
+
+
+def session_dir(results: Path, machine: str, session: str) -> Path:
+    """``results/<machine>/sessions/<session_id>/``."""
+    return results / machine / SESSIONS_DIR / session
+
+
+def summary_file(results: Path, machine: str, session: str, stem: str) -> Path:
+    return session_dir(results, machine, session) / f"{stem}{SUMMARY_SUFFIX}"
+
+
+def runs_file(results: Path, machine: str, session: str, stem: str) -> Path:
+    return session_dir(results, machine, session) / f"{stem}{RUNS_SUFFIX}"
+
+
+def _number(text: str) -> str:
+    return repr(float(text))
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's and pandas' default)."""
+    h = (len(ordered) - 1) * q
+    lo = int(h)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def _median_of(rows: list[dict[str, str]], col: str) -> str:
+    values = [float(r[col]) for r in rows if r.get(col, "") != ""]
+    return repr(statistics.median(values)) if values else ""
+
+
+def _summary(key: tuple[str, ...], rows: list[dict[str, str]]) -> list[str]:
+    times = sorted(float(r["time_s"]) for r in rows)
+    calls = [float(r["calls"]) for r in rows]
+    weighted = sum(float(r["time_s"]) * c for r, c in zip(rows, calls))
+    hits = sum(int(r.get("cache_hits") or 0) for r in rows)
+    stats = [str(len(rows)), repr(statistics.median(times)), repr(times[0]), repr(times[-1]),
+             repr(_quantile(times, 0.25)), repr(_quantile(times, 0.75)),
+             repr(weighted / sum(calls)) if sum(calls) else repr(statistics.median(times)),
+             _median_of(rows, "calls"), _median_of(rows, "compiles"), str(hits)]
+    return [str(SUMMARY_VERSION), *key, *stats, *(_median_of(rows, c) for c in OPTIONAL_NUMBERS)]
+
+
+def _csv(header: Iterable[str], rows: Iterable[list[str]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(list(header))
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def read_raw(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """A results CSV as (header, rows of strings); a file that is not one is an :class:`ArchiveError`."""
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            header = list(reader.fieldnames or [])
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise ArchiveError(f"{path}:1: cannot read: {err}") from None
+    if "session_id" not in header:
+        raise ArchiveError(f"{path}:1: results format 1 (no session_id column): no session to keep; "
+                           "the file stays in git history")
+    missing = [c for c in ("machine", "time_s", *CELL_COLUMNS, "calls") if c not in header]
+    if missing:
+        raise ArchiveError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    return header, rows
+
+
+def compact(header: list[str], rows: list[dict[str, str]], where: str = "") -> dict[str, tuple[str, str]]:
+    """Session id -> (summary CSV text, runs CSV text) of a results file's rows.
+
+    Rows keep the raw file's order of first appearance, so the same rows always give
+    the same text (the site compares nothing; it reads the text back)."""
+    provenance = [c for c in header if c not in ("variant", "boundary", "dtype", "shape", "params", "run",
+                                                 "sample", "seq", "calls", "compiles", "cache_hits", "time_s",
+                                                 "detail", *OPTIONAL_NUMBERS)]
+    by_session: dict[str, tuple[dict[tuple[str, ...], list[dict[str, str]]], dict[str, dict[str, str]]]] = {}
+    for line, row in enumerate(rows, 2):
+        if None in row or any(v is None for v in row.values()):
+            raise ArchiveError(f"{where}:{line}: the row's field count differs from the header's")
+        if row["session_id"] not in by_session and not SESSION_RE.match(row["session_id"]):
+            raise ArchiveError(f"{where}:{line}: session_id {row['session_id']!r} cannot name a sessions/ folder")
+        cells, runs = by_session.setdefault(row["session_id"], ({}, {}))
+        cells.setdefault(tuple(row[c] for c in CELL_COLUMNS), []).append(row)
+        runs.setdefault(row["run"], row)
+    out = {}
+    for session, (cells, runs) in by_session.items():
+        summary = _csv(SUMMARY_COLUMNS, (_summary(key, part) for key, part in cells.items()))
+        prov = _csv((*RUN_KEY, *provenance),
+                    ([str(SUMMARY_VERSION), run, *(first[c] for c in provenance)] for run, first in runs.items()))
+        out[session] = (summary, prov)
+    return out
+
+
+def compact_file(path: Path) -> dict[str, tuple[str, str]]:
+    """:func:`compact` of one results file."""
+    header, rows = read_raw(path)
+    try:
+        return compact(header, rows, str(path))
+    except (ValueError, ZeroDivisionError) as err:
+        if isinstance(err, ArchiveError):
+            raise
+        raise ArchiveError(f"{path}:1: cannot summarise: {err}") from None
+
+
+def gz(text: str) -> bytes:
+    """Deterministic gzip: no timestamp, no file name."""
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def archive(path: Path, results: Path, keep: Iterable[str] = ()) -> list[Path]:
+    """Keep every session of the results file ``path`` (``results/<machine>/<stem>.csv``)
+    under ``results/<machine>/sessions/`` unless it is there already or in ``keep``
+    (the session about to be written). Returns the files written.
+
+    The runs file is written last: a session is complete when both files exist, and an
+    interrupted archive leaves a summary without its runs, which the next archive
+    replaces (and the site refuses with file:line until then)."""
+    machine, stem = path.parent.name, path.name.removesuffix(".csv")
+    written = []
+    for session, (summary, runs) in compact_file(path).items():
+        if session in set(keep):
+            continue
+        target, prov = summary_file(results, machine, session, stem), runs_file(results, machine, session, stem)
+        if target.is_file() and prov.is_file():
+            continue
+        _write(target, gz(summary))
+        _write(prov, gz(runs))
+        written += [target, prov]
+    return written

@@ -1,0 +1,300 @@
+"""Sessions on the /bench pages: the permalink of each session, the history of a figure on
+a machine, and what changed on a machine between its last two sessions.
+
+URLs (a session's page never changes once written: it is made from that session's
+per-run summaries alone, the same bytes whether the session is the latest or kept):
+  /bench/<fig-id>/<machine>/<session>/   one session of one figure on one machine
+  /bench/changes/<machine>/              the cells that moved between the last two sessions
+
+Data comes from ``sessions.py`` (computed once per build); verdicts between sessions
+are the unpaired rule's (``compare.table_cells``: runs of two sessions are not paired).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from . import compare, fmt, metrics, pages, render, stats
+from .figures import Figure
+from .html import render as template
+from .sessions import Session, cached, env_diff, history
+
+if TYPE_CHECKING:
+    from .markers import Context
+
+CHANGES_DIR = "bench/changes"
+WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
+LEFT, RIGHT, TOP, BOTTOM = 62, 12, 12, 40
+MAX_LABELS = 4  # session labels under the chart; past this, every k-th
+
+
+# --- paths ---------------------------------------------------------------------------------
+
+def session_src(fig_id: str, machine: str, session: str) -> str:
+    return f"bench/{fig_id}/{render.machine_slug(machine)}/{session}.md"
+
+
+def session_path(fig_id: str, machine: str, session: str) -> str:
+    """The permalink's URL path below the site root."""
+    return f"bench/{fig_id}/{render.machine_slug(machine)}/{session}/"
+
+
+def changes_src(machine: str) -> str:
+    return f"{CHANGES_DIR}/{render.machine_slug(machine)}.md"
+
+
+def session_pages(cat, fig: Figure, machine: str) -> dict[str, str]:
+    """Source path -> Markdown of every session page of one figure on one machine."""
+    out = {}
+    for sid in history(cat, fig.id, machine).ids:
+        out[session_src(fig.id, machine, sid)] = (
+            f"{pages.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
+            f"<!-- bench:session {fig.id} machine={render.machine_slug(machine)} session={sid} -->\n")
+    return out
+
+
+def changes_page(machine: str) -> str:
+    return (f"{pages.WIDE}# What changed on {fmt.esc(machine)} {{ #changes }}\n\n"
+            f"<!-- bench:changes machine={render.machine_slug(machine)} -->\n")
+
+
+# --- the history chart ---------------------------------------------------------------------
+
+def _nice_top(high: float) -> tuple[float, float]:
+    """(top, step): a round top above ``high`` in four or five steps of 1, 2, 2.5 or 5."""
+    high = high if high > 0 else 1.0
+    raw = high / 4
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    return math.ceil(high / step * (1 - 1e-9)) * step, step
+
+
+def _tick(value: float, is_ratio: bool) -> str:
+    if value == 0:
+        return "0"
+    return f"{value:g}×" if is_ratio else fmt.time_one(value)
+
+
+def _when(s: Session) -> str:
+    """The label under a session: its UTC start from the id (``2026-12-01 14:21``), else its date."""
+    sid = s.id
+    if len(sid) >= 13 and sid[:8].isdigit() and sid[8] == "T" and sid[9:13].isdigit():
+        return f"{sid[:4]}-{sid[4:6]}-{sid[6:8]} {sid[9:11]}:{sid[11:13]}"
+    return s.date
+
+
+def chart(points: list[Session], link) -> Markup | None:
+    """The headline cell across sessions: median and [min..max] of the run medians per session,
+    each a link to that session's page; ``None`` when no session has the headline."""
+    shown = [(s, s.table.headline) for s in points if s.table.headline]
+    if not shown:
+        return None
+    is_ratio = shown[-1][1].is_ratio
+    top, step = _nice_top(max(h.summary.high for _, h in shown))
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    y = lambda v: round(TOP + plot_h * (1 - v / top), 1)  # noqa: E731
+    every = math.ceil(len(shown) / MAX_LABELS)
+    out = []
+    for i, (s, h) in enumerate(shown):
+        x = round(LEFT + plot_w * (i + 0.5) / len(shown), 1)
+        out.append({"x": x, "y": y(h.summary.median), "low": y(h.summary.low), "high": y(h.summary.high),
+                    "href": link(session_path(s.fig_id, s.machine, s.id)), "label": i % every == 0,
+                    "date": _when(s), "jax": s.values("jax_version"),
+                    "title": f"session {s.id}: {h.text} ({h.summary.runs} runs, jax {s.values('jax_version')})"})
+    ticks = [{"y": y(k * step), "text": _tick(k * step, is_ratio)} for k in range(round(top / step) + 1)]
+    what = shown[-1][1].what
+    return template("history_chart.html", width=WIDTH, height=HEIGHT, left=LEFT, right=WIDTH - RIGHT,
+                    top=TOP, bottom=HEIGHT - BOTTOM, points=out, ticks=ticks, what=what,
+                    line=" ".join(f"{'M' if i == 0 else 'L'}{p['x']} {p['y']}" for i, p in enumerate(out)))
+
+
+# --- between two sessions ------------------------------------------------------------------
+
+def _cells(cat, old: Session, new: Session) -> list[compare.Cell]:
+    return cat.memo(("session-cells", old.fig_id, old.machine, old.id, new.id),
+                    lambda: compare.table_cells(new.table, old.table, machines=True))
+
+
+def step(cat, old: Session, new: Session, link) -> dict:
+    """One step of the history: the verdict on every cell and what changed around it."""
+    found = _cells(cat, old, new)
+    moved = [c for c in found if c.verdict == stats.RESULT]
+    return {"old": old.id, "new": new.id, "old_href": link(session_path(old.fig_id, old.machine, old.id)),
+            "new_href": link(session_path(new.fig_id, new.machine, new.id)),
+            "count": compare.results_count(found), "moved": [_moved(c) for c in moved],
+            "env": env_diff(old, new),
+            "table": Markup(compare.html_table(found, new.id, old.id, link(render.RULE_PATH)))}
+
+
+def _moved(c: compare.Cell) -> dict:
+    return {"cell": f"{c.quantity} at {c.group}" if c.group else c.quantity,
+            "before": c.shown(c.b), "after": c.shown(c.a), "ratio": f"{fmt.sig(c.ratio)}×"}
+
+
+def history_html(fig: Figure, machine: str, ctx: Context) -> str:
+    """The history block of a figure on a machine: chart, then each step newest first."""
+    cat = ctx.catalog
+    hist = history(cat, fig.id, machine)
+    for message in hist.errors.values():
+        ctx.on_problem(message)
+    steps = [step(cat, a, b, ctx.link) for a, b in zip(hist.sessions, hist.sessions[1:])][::-1]
+    heads = [s.table.headline for s in hist.sessions if s.table.headline]
+    return str(template("history.html", where=f"{fig.id} on {machine}", chart=chart(list(hist.sessions), ctx.link),
+                        what=heads[-1].what if heads else "",
+                        sessions=len(hist.sessions), steps=steps, errors=[
+                            render.error_box(fig.id, m) for m in hist.errors.values()]))
+
+
+# --- a session's page ----------------------------------------------------------------------
+
+def _pct_span(values: list[float]) -> str:
+    values = [v for v in values if v == v]
+    if not values:
+        return "not measurable (too few samples a run)"
+    lo, hi = fmt.percent(min(values)), fmt.percent(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _spreads(s: Session) -> list[dict]:
+    out = []
+    for spread in s.table.spreads:
+        rows = [r.label for r in s.table.rows if spread.variant in r.cells]
+        within = [s.within(spread.variant, label) for label in rows]
+        noise = stats.noise_label(max((w for w in within if w == w), default=float("nan")))
+        out.append({"variant": spread.variant, "runs": spread.runs, "between": _pct_span(list(spread.between)),
+                    "within": _pct_span(within), "noise": noise})
+    return out
+
+
+def _provenance(s: Session) -> list[tuple[str, str]]:
+    frame = s.frame
+    firsts = frame.groupby("run")[sorted(render.PER_RUN_FIELDS)].first()  # one grouping for every field
+    rows = []
+    for col, label in render.PROVENANCE_FIELDS:
+        per_run = firsts[col] if col in render.PER_RUN_FIELDS else None
+        if per_run is not None and per_run.nunique(dropna=False) > 1:
+            rows.append((label, "by run: " + ", ".join("—" if v != v or v is None else str(v) for v in per_run)))
+        else:
+            rows.append((label, s.values(col)))
+    rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {int(frame['samples'].sum())} samples in all "
+                                   "(kept as per-run summaries)"))
+    return rows
+
+
+def _commits(s: Session, repo_url: str) -> list[dict]:
+    base = repo_url.rstrip("/")
+    return [{"sha": c, "short": c[:12], "url": f"{base}/tree/{c}" if base and c != "unknown" else ""}
+            for c in sorted({str(v) for v in s.frame["git_commit"].unique()})]
+
+
+def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
+    """What to paste into a review, for one session: the template's fields (``cite.html``)."""
+    head = s.table.headline
+    first = s.frame.iloc[0]
+    url = f"{ctx.site_url.rstrip('/')}/{session_path(fig.id, s.machine, s.id)}"
+    commits = _commits(s, ctx.repo_url)
+    dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
+    versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
+    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
+    lines = [
+        f"{fig.id}: {fig.title}",
+        f"machine   {s.machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
+        f"headline  {headline}" if head else "",
+        f"jax       {versions['jax']} (jaxlib {versions['jaxlib']}, numpy {versions['numpy']})",
+        f"measured  {s.date} (UTC), session {s.id}",
+        f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
+        f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else ""),
+        f"url       {url}",
+    ]
+    pins = " ".join(f"{k}=={v}" for k, v in versions.items() if "," not in v and v != "—")
+    reproduce = "\n".join([f"git checkout {commits[0]['sha']}" if len(commits) == 1 else "",
+                           f"pip install {pins}" if pins else "",
+                           f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
+    short = f": {head.what} = {head.text}" if head else ""
+    snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
+    return {"text": "\n".join(line for line in lines if line), "url": url, "commits": commits,
+            "reproduce": reproduce, "markdown": snippet}
+
+
+def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
+    tab = s.table
+    per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
+    first = s.frame.iloc[0]
+    meta = {"machine": s.machine, "platform": first["platform"], "device_kind": first["device_kind"],
+            "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
+            "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
+                                                                       "sample")}
+    metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
+                     for m in fig.extra.get("metrics", ())]
+    verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
+    script = [{"short": c["short"], "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}"}
+              for c in _commits(s, ctx.repo_url) if c["url"]]
+    return str(template("session.html", meta=meta, table=render.table(tab), metric_tables=metric_tables,
+                        spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=ctx.link(render.RULE_PATH),
+                        rule_title=render.RULE_TITLE, provenance=_provenance(s), script=script,
+                        script_rel=fig.script_rel))
+
+
+def session_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:session fig-id machine=<slug> session=<id> -->``: one session's permalink page."""
+    cat = ctx.catalog
+    if not args or args[0] not in cat.figures:
+        raise ValueError("the first argument must be the id of a figure script")
+    fig = cat.figures[args[0]]
+    opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+    by_slug = {render.machine_slug(m): m for m in cat.machines(fig.id)}
+    if opts.get("machine") not in by_slug:
+        raise ValueError(f"no results for {fig.id} on {opts.get('machine')}")
+    machine = by_slug[opts["machine"]]
+    hist = history(cat, fig.id, machine)
+    sid = opts.get("session", "")
+    intro = (f"One session of `{fig.id}` on {pages.md(machine)}, kept as it was measured: this page never changes. "
+             f"[The latest results on this machine]({pages._rel(ctx, pages.machine_src(fig.id, machine))}) · "
+             f"[every machine]({pages._rel(ctx, pages.figure_src(fig.id))}).\n")
+    if sid in hist.errors:
+        ctx.on_problem(hist.errors[sid])
+        return intro + pages._html(ctx, render.error_box(fig.id, hist.errors[sid]))
+    s = hist.get(sid)
+    if s is None:
+        raise ValueError(f"no session {sid} of {fig.id} on {machine}")
+    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/")))
+    body = cached("session-page", key, lambda: session_panel(fig, s, ctx) + "\n"
+                  + str(template("cite.html", open=True, **cite(fig, s, ctx))))
+    return intro + pages._html(ctx, body)
+
+
+# --- what changed on a machine -------------------------------------------------------------
+
+def changes_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:changes machine=<slug> -->``: every figure's cells that moved (unpaired rule)
+    between its last two sessions on the machine, with what changed in the provenance."""
+    cat = ctx.catalog
+    opts = dict(a.split("=", 1) for a in args if "=" in a)
+    by_slug = {render.machine_slug(m): m for m in cat.all_machines()}
+    if opts.get("machine") not in by_slug:
+        raise ValueError(f"no results on {opts.get('machine')}")
+    machine = by_slug[opts["machine"]]
+    figures, single, errors = [], [], []
+    for fig_id, fig in sorted(cat.figures.items()):
+        if machine not in cat.machines(fig_id):
+            continue
+        hist = history(cat, fig_id, machine)
+        errors += [render.error_box(fig_id, m) for m in hist.errors.values()]
+        for message in hist.errors.values():
+            ctx.on_problem(message)
+        if len(hist.sessions) < 2:
+            single.append({"id": fig_id, "href": ctx.link(pages.machine_path(fig_id, machine))})
+            continue
+        found = step(cat, hist.sessions[-2], hist.sessions[-1], ctx.link)
+        figures.append({"id": fig_id, "title": fig.title, "href": ctx.link(pages.machine_path(fig_id, machine)),
+                        **found})
+    intro = (f"For every figure measured on {pages.md(machine)} in at least two sessions: the cells of its "
+             "table whose difference between its last two sessions is **a result** by the unpaired rule "
+             f"([How a verdict is decided]({pages._rel(ctx, 'verdicts.md')}); runs of two sessions are not "
+             "paired), with what changed in the provenance between them. Each figure's page on this machine "
+             "has its whole history.\n")
+    return intro + pages._html(ctx, str(template("changes.html", machine=machine, figures=figures,
+                                                 single=single, errors=errors)))

@@ -1,0 +1,388 @@
+"""Every session of a figure on a machine, as a table model, through one validator.
+
+A session is one ``make bench``. The latest is the one the results file holds; the
+earlier ones were kept under ``results/<machine>/sessions/<session_id>/`` as per-run
+summaries (``archive.py`` writes them and says the format). Both are read the same way:
+the latest file is summarised with :func:`archive.compact` (cached by the file's
+bytes) and the text parsed by :func:`parse`, exactly as a kept session's files are, so
+a session's page shows the same bytes before and after it is archived.
+
+The table of a session is ``Table.of`` on a frame with one row per run and cell whose
+``time_s`` is that run's median: a run median of one value is that value, so its
+cells, ratios, paired verdicts and headline are the ones the full table had.
+
+A kept session that is damaged or partial is refused with ``file:line`` (:class:`SessionError`,
+an error box on the pages that show it, a failure in a strict build); the results
+file and every other session are not affected.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from benchkit.schema import (
+    BOOL_COLUMNS,
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    NULLABLE_COLUMNS,
+    PROVENANCE_COLUMNS,
+    figure_id_for,
+    parse_params,
+)
+
+from . import archive, stats
+from .buildcache import cache_dir
+from .catalog import Catalog
+from .table import Table
+
+RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
+SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
+SUMMARY_TIME = frozenset({"median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s"})  # > 0
+SUMMARY_NUMBER = frozenset({"calls", "compiles", *archive.OPTIONAL_NUMBERS})  # >= 0
+SUMMARY_NULLABLE = frozenset({"shape", "params", *archive.OPTIONAL_NUMBERS})
+BOOLS = {"true": True, "false": False}
+
+
+class SessionError(ValueError):
+    """A kept session that cannot be trusted; the message starts with ``file:line:``."""
+
+
+# --- the validator -------------------------------------------------------------------------
+
+def _typed(col: str, text: str, ints: frozenset, floats: frozenset, nullable: frozenset,
+           bools: frozenset = frozenset()) -> object:
+    """One cell's value, or ValueError saying why it is not one."""
+    if text == "":
+        if col not in nullable:
+            raise ValueError(f"column {col!r} is empty")
+        return None
+    if col in bools:
+        if text not in BOOLS:
+            raise ValueError(f"column {col!r} has {text!r}, not a valid true/false")
+        return BOOLS[text]
+    if col in ints:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"column {col!r} has {text!r}, not a valid integer") from None
+    if col in floats:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"column {col!r} has {text!r}, not a valid number") from None
+        if not math.isfinite(value):
+            raise ValueError(f"column {col!r} is {value}, not a finite number")
+        return value
+    return text
+
+
+def _records(text: str, where: str, header: tuple[str, ...]) -> list[tuple[int, list[str]]]:
+    """(line, fields) of every data record, after the header was checked."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    try:
+        head = next(reader, None)
+        if head is None:
+            raise SessionError(f"{where}:1: empty file")
+        if tuple(head) != header:
+            raise SessionError(f"{where}:1: header is not summary format {archive.SUMMARY_VERSION}'s "
+                               f"({', '.join(header[:4])}, ...); see results/README.md, 'Sessions kept'")
+        out = [(reader.line_num, rec) for rec in reader]
+    except csv.Error as err:
+        raise SessionError(f"{where}:{reader.line_num}: malformed CSV: {err}") from None
+    if not out:
+        raise SessionError(f"{where}:2: no data rows")
+    return out
+
+
+def _rows(text: str, where: str, header: tuple[str, ...], **kinds) -> list[tuple[int, dict]]:
+    rows = []
+    for line, rec in _records(text, where, header):
+        if len(rec) != len(header):
+            raise SessionError(f"{where}:{line}: {len(rec)} fields where the header has {len(header)} "
+                               "(truncated or damaged row)")
+        try:
+            row = {c: _typed(c, t, **kinds) for c, t in zip(header, rec)}
+        except ValueError as err:
+            raise SessionError(f"{where}:{line}: {err}") from None
+        if row["summary_version"] != archive.SUMMARY_VERSION:
+            raise SessionError(f"{where}:{line}: summary_version {row['summary_version']} is not one this site "
+                               f"reads ({archive.SUMMARY_VERSION}); see results/README.md, 'Sessions kept'")
+        rows.append((line, row))
+    return rows
+
+
+def _check_summary(line: int, row: dict, where: str) -> str | None:
+    if row["samples"] < 1:
+        return f"samples is {row['samples']}; a summary needs at least one"
+    bad = [c for c in SUMMARY_TIME if row[c] <= 0]
+    if bad:
+        return f"column {bad[0]!r} is {row[bad[0]]}; a time must be positive"
+    if not row["min_s"] <= row["q1_s"] <= row["median_s"] <= row["q3_s"] <= row["max_s"]:
+        return "min_s <= q1_s <= median_s <= q3_s <= max_s does not hold"
+    negative = [c for c in SUMMARY_NUMBER if row[c] is not None and row[c] < 0]
+    if negative:
+        return f"column {negative[0]!r} is {row[negative[0]]}; must not be negative"
+    try:
+        parse_params(row["params"] or "")
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: str, stem: str,
+          session: str) -> pd.DataFrame:
+    """One session's summaries joined with their runs' provenance: one row per run and cell,
+    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (as ``load`` does)."""
+    summary_at, runs_at = where
+    summaries = _rows(summary_text, summary_at, archive.SUMMARY_COLUMNS, ints=SUMMARY_INT,
+                      floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=SUMMARY_NULLABLE)
+    runs = _rows(runs_text, runs_at, RUN_COLUMNS, ints=INT_COLUMNS | {"summary_version", "run"},
+                 floats=FLOAT_COLUMNS, nullable=NULLABLE_COLUMNS, bools=BOOL_COLUMNS)
+    expected = {"figure_id": figure_id_for(stem), "machine": machine, "session_id": session}
+    provenance: dict[int, dict] = {}
+    for line, row in runs:
+        wrong = next((c for c, v in expected.items() if row[c] != v), None)
+        if wrong:
+            raise SessionError(f"{runs_at}:{line}: {wrong} {row[wrong]!r} does not match its place "
+                               f"(expected {expected[wrong]!r})")
+        if row["run"] in provenance:
+            raise SessionError(f"{runs_at}:{line}: run {row['run']} appears twice")
+        provenance[row["run"]] = row
+    seen: set[tuple] = set()
+    out = []
+    for line, row in summaries:
+        problem = _check_summary(line, row, summary_at)
+        key = tuple(row[c] for c in archive.CELL_COLUMNS)
+        if problem is None and key in seen:
+            problem = f"duplicate summary (run {row['run']}, variant {row['variant']!r}, params {row['params']!r})"
+        if problem is None and row["run"] not in provenance:
+            problem = f"run {row['run']} has no provenance in {Path(runs_at).name} (a partial session)"
+        if problem:
+            raise SessionError(f"{summary_at}:{line}: {problem}")
+        seen.add(key)
+        out.append({**provenance[row["run"]], **row})
+    missing = sorted(set(provenance) - {r["run"] for r in out})
+    if missing:
+        raise SessionError(f"{runs_at}:2: run(s) {', '.join(map(str, missing))} have no summaries "
+                           f"in {Path(summary_at).name} (a partial session)")
+    return _frame(out)
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows).drop(columns=["summary_version"])
+    for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
+        frame[col] = pd.to_numeric(frame[col])  # an all-empty column is NaN, as load() reads it
+    frame["time_s"] = frame["median_s"]  # the run's median: what every table cell is made of
+    frame["sample"] = 0
+    frame["detail"] = None
+    params = {text: parse_params(text or "") for text in frame["params"].fillna("").unique()}
+    parsed = frame["params"].fillna("").map(params)
+    for key in sorted({k for p in params.values() for k in p}):
+        frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
+    return frame
+
+
+def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
+    """A kept session's two files as text; a missing or unreadable one is refused."""
+    texts = []
+    for path, other in ((summary, runs), (runs, summary)):
+        if not path.is_file():
+            raise SessionError(f"{other}:1: {path.name} is missing beside it (a partial session)")
+        try:
+            texts.append(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
+            raise SessionError(f"{path}:1: cannot read: {err}") from None
+    return texts[0], texts[1]
+
+
+# --- the sessions of a figure on a machine -------------------------------------------------
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    fig_id: str
+    machine: str
+    table: Table  # the session's table model (no stale reason: a session is what it was)
+    latest: bool  # the session the results file holds
+    digest: str = ""  # a hash of what it was made from (its files, the figure): what its page is cached by
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.table.frame
+
+    @property
+    def date(self) -> str:
+        """The days its runs started (UTC): ``2026-12-01``, or ``2026-12-01 … 2026-12-02``."""
+        days = sorted({str(t)[:10] for t in self.frame["timestamp_utc"].unique()})
+        return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+
+    def values(self, col: str, width: int | None = None) -> str:
+        return ", ".join(sorted({str(v)[:width] for v in self.frame[col].dropna().unique()})) or "—"
+
+    def within(self, variant: str, row_label: str) -> float:
+        """Median over runs of IQR / median, from the kept quartiles (NaN: too few samples)."""
+        row = next(r for r in self.table.rows if r.label == row_label)
+        part = row.samples[(row.samples["variant"] == variant)
+                           & (row.samples["samples"] >= stats.MIN_WITHIN_SAMPLES)]
+        frac = (part["q3_s"] - part["q1_s"]) / part["median_s"]
+        return float(frac.median()) if len(frac) else float("nan")
+
+
+@dataclass(frozen=True)
+class History:
+    """Every session of one figure on one machine, oldest first, and the kept ones refused."""
+
+    sessions: tuple[Session, ...] = ()
+    errors: dict[str, str] = field(default_factory=dict)  # session id -> file:line message
+
+    @property
+    def ids(self) -> list[str]:
+        return sorted({s.id for s in self.sessions} | set(self.errors))
+
+    def get(self, session: str) -> Session | None:
+        return next((s for s in self.sessions if s.id == session), None)
+
+
+def kept_files(results: Path) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
+    """(machine, stem) -> session id -> (summary file, runs file), for every file under
+    ``results/*/sessions/*/`` (either file of a pair may be missing: a partial session)."""
+    out: dict[tuple[str, str], dict[str, tuple[Path, Path]]] = {}
+    for path in sorted(results.glob(f"*/{archive.SESSIONS_DIR}/*/*.csv.gz")):
+        session, machine = path.parent.name, path.parents[2].name
+        stem = path.name.removesuffix(archive.RUNS_SUFFIX).removesuffix(archive.SUMMARY_SUFFIX)
+        out.setdefault((machine, stem), {})[session] = (
+            archive.summary_file(results, machine, session, stem), archive.runs_file(results, machine, session, stem))
+    return out
+
+
+def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
+    """:func:`archive.compact_file` of a results file, kept under ``.cache/bench/sessions/`` by
+    the file's sha256 and the archiver's code (most of a warm build's time would go here)."""
+    code = hashlib.sha256(Path(archive.__file__).read_bytes()).hexdigest()[:16]
+    stored = cache_dir() / "sessions" / f"{digest}-{code}.json"
+    if stored.is_file():
+        return {k: tuple(v) for k, v in json.loads(stored.read_text(encoding="utf-8")).items()}
+    texts = archive.compact_file(path)
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(texts, fh)
+        os.replace(tmp, stored)
+    except OSError:
+        pass
+    return texts
+
+
+@functools.cache
+def code_version() -> str:
+    """What a cached session depends on besides its files: every benchsite module and template, pandas."""
+    package = Path(__file__).resolve().parent
+    files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*"))
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + pd.__version__.encode()).hexdigest()
+
+
+def cached(kind: str, key: str, make: Callable[[], object]) -> object:
+    """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
+    from) and :func:`code_version`: a warm build reads a session's table and page, never parses them."""
+    stored = cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
+    if stored.is_file():
+        try:
+            return pickle.loads(stored.read_bytes())
+        except Exception:  # noqa: BLE001 - a damaged cache entry is made again
+            pass
+    value = make()
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, stored)
+    except OSError:
+        pass
+    return value
+
+
+def _session(summary: str, runs: str, where: tuple[str, str], fig, machine: str, sid: str, latest: bool) -> Session:
+    """One session's table model from its two texts, from the cache when they were seen before."""
+    def make() -> Session:
+        frame = parse(summary, runs, where, machine, fig.stem, sid)
+        return Session(sid, fig.id, machine, Table.of(frame, fig), latest, key)
+    key = hashlib.sha256("\0".join((summary, runs, repr(fig), machine, sid, str(latest))).encode()).hexdigest()
+    return cached("session", key, make)
+
+
+def history(cat: Catalog, fig_id: str, machine: str) -> History:
+    """Every session of ``fig_id`` on ``machine``, computed once per build (``Catalog.memo``)."""
+    return cat.memo(("history", fig_id, machine), lambda: _history(cat, fig_id, machine))
+
+
+def _history(cat: Catalog, fig_id: str, machine: str) -> History:
+    fig = cat.figures[fig_id]
+    found: dict[str, Session] = {}
+    errors: dict[str, str] = {}
+    latest: set[str] = set()
+    if (fig_id, machine) in cat.frames:
+        path = cat.csv_path(fig_id, machine)
+        try:
+            texts = _latest_texts(path, cat.csv_digest(fig_id, machine))
+        except archive.ArchiveError:
+            texts = {}  # a format-1 file has no session id: no session pages (the file's own pages stand)
+        for sid, (summary, runs) in texts.items():
+            latest.add(sid)
+            try:
+                found[sid] = _session(summary, runs, (str(path), str(path)), fig, machine, sid, True)
+            except ValueError as err:  # SessionError included
+                errors[sid] = str(err) if isinstance(err, SessionError) else f"{path}:1: {err}"
+    kept = cat.memo(("kept-files",), lambda: kept_files(cat.results)).get((machine, fig.stem), {})
+    for sid, (summary, runs) in sorted(kept.items()):
+        if sid in latest:
+            continue  # the results file holds it (archived once already, e.g. by a failed rerun)
+        try:
+            found[sid] = _session(*read_texts(summary, runs), (str(summary), str(runs)), fig, machine, sid, False)
+        except (SessionError, ValueError) as err:
+            errors[sid] = str(err) if isinstance(err, SessionError) else f"{summary}:1: {err}"
+    return History(tuple(found[s] for s in sorted(found)), errors)
+
+
+# --- between two sessions ------------------------------------------------------------------
+
+# What in the provenance can explain a move: (column, label, characters shown).
+ENV_FIELDS = (
+    ("jax_version", "jax", None), ("jaxlib_version", "jaxlib", None), ("numpy_version", "numpy", None),
+    ("python_version", "Python", None), ("harness_sha256", "harness sha256", 12),
+    ("script_sha256", "script sha256", 12), ("cpu_flags_sha256", "CPU flags sha256", 12),
+    ("cpu_isa", "CPU extensions", None), ("xla_flags", "XLA_FLAGS", None), ("jax_env", "JAX_/XLA_ variables", None),
+    ("jax_enable_x64", "x64", None), ("jax_default_matmul_precision", "default matmul precision", None),
+    ("compilation_cache", "persistent compilation cache", None), ("git_commit", "git commit", 12),
+)
+
+
+def _load(s: Session) -> str:
+    values = s.frame.groupby("run")["load_avg_1m"].first().dropna()
+    if values.empty:
+        return "—"
+    low, high = f"{values.min():g}", f"{values.max():g}"
+    return f"{values.median():g}" + ("" if low == high else f" [{low}..{high}]")
+
+
+def env_diff(old: Session, new: Session) -> list[tuple[str, str, str]]:
+    """(what, before, after) for each provenance field that differs, then the load average
+    at the runs' start (median [min..max]), which always does a little."""
+    out = [(label, old.values(col, width), new.values(col, width)) for col, label, width in ENV_FIELDS
+           if old.values(col, width) != new.values(col, width)]
+    return out + [("load average at start", _load(old), _load(new))]

@@ -1,0 +1,123 @@
+"""Session permalinks through real `mkdocs build`s: immutable when sessions and machines are
+added, a damaged kept session refused with file:line, history on every figure page."""
+
+import gzip
+import html
+import re
+import shutil
+
+import pytest
+from test_sessions import keep_as, rewrite
+
+from benchsite import archive
+from conftest import REFERENCE, REPO, build_site
+
+STEM, FIG = "naive_vs_blocked", "fig-naive-vs-blocked"
+LATER = "20991231T000000Z-beef"
+ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*?)</article>', re.S)
+
+
+def article(page) -> str:
+    return ARTICLE.search(page.read_text(encoding="utf-8")).group(1)
+
+
+def session_of(path) -> str:
+    return re.search(r"\n2,fig-[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),", path.read_text()).group(1)
+
+
+@pytest.fixture(scope="module")
+def copied(tmp_path_factory):
+    root = tmp_path_factory.mktemp("perma") / "results"
+    shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
+    return root
+
+
+def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(copied, tmp_path):
+    path = copied / REFERENCE / f"{STEM}.csv"
+    first = session_of(path)
+    proc = build_site(tmp_path / "one", copied)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    permalink = f"bench/{FIG}/{REFERENCE}/{first}/index.html"
+    before = article(tmp_path / "one" / permalink)
+    assert "this page never changes" in before and "Cite this result" in before
+    # A later session replaces the file (run.py keeps the old one first), and a machine arrives.
+    assert archive.archive(path, copied, keep=[LATER])
+    rewrite(path, path, LATER, where={"variant": "blocked"}, by=2.0)
+    rewrite(path, copied / "cpu-other-2c" / f"{STEM}.csv", LATER, machine="cpu-other-2c")
+    proc = build_site(tmp_path / "two", copied)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert article(tmp_path / "two" / permalink) == before
+    latest = article(tmp_path / "two" / f"bench/{FIG}/{REFERENCE}/index.html")
+    assert f"Latest session: <strong>{LATER}</strong>" in latest and f'href="{LATER}/"' in latest
+    assert latest.count("<circle") == 2  # the history: one point a session
+    changes = html.unescape(article(tmp_path / "two" / f"bench/changes/{REFERENCE}/index.html"))
+    moved = re.findall(r"<tr><td>([^<]*)</td>", changes.split('class="bench-moved"', 1)[1])
+    assert moved == ["blocked at n=2048", "blocked / naive at n=2048"]  # the scaled cell, not naive
+    assert 'href="changes/' + REFERENCE + '/"' in (tmp_path / "two" / "bench" / "index.html").read_text()
+
+
+def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(built_site):
+    path = REPO / "results" / REFERENCE / f"{STEM}.csv"
+    sid = session_of(path)
+    page = html.unescape(article(built_site / "bench" / FIG / REFERENCE / sid / "index.html"))
+    site_url = re.search(r'site_url: !ENV \[SITE_URL, "([^"]+)"\]', (REPO / "mkdocs.yml").read_text()).group(1)
+    repo_url = re.search(r'repo_url: !ENV \[REPO_URL, "([^"]+)"\]', (REPO / "mkdocs.yml").read_text()).group(1)
+    url = f"{site_url.rstrip('/')}/bench/{FIG}/{REFERENCE}/{sid}/"
+    assert f'<a href="{url}">' in page
+    commit = re.search(r"\n2,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
+    assert f'href="{repo_url}/tree/{commit}"' in page
+    assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "pip install jax==" in page
+    assert f"[{FIG} on {REFERENCE}, session {sid}: " in page and f"]({url})" in page
+
+
+def test_history_renders_on_every_figure_page_of_the_committed_site(built_site):
+    for csv in (REPO / "results").glob("*/*.csv"):
+        fig_id = "fig-" + csv.stem.replace("_", "-")
+        sid = session_of(csv)
+        for page in (built_site / "bench" / fig_id / "index.html",
+                     built_site / "bench" / fig_id / csv.parent.name / "index.html"):
+            text = page.read_text()
+            assert 'class="bench-history"' in text and 'class="bench-svg bench-history-chart"' in text, page
+            assert f"{sid}/" in text, page  # the point links the session's permalink
+        assert (built_site / "bench" / fig_id / csv.parent.name / sid / "index.html").is_file()
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """The reference machine with an earlier session of one figure kept, damaged, and one partial."""
+    tmp = tmp_path_factory.mktemp("damaged-session")
+    root = tmp / "results"
+    shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
+    path = root / REFERENCE / f"{STEM}.csv"
+    bad, partial = "20200101T000000Z-dead", "20200102T000000Z-cafe"
+    summary, _ = keep_as(path, root, bad, tmp / "scratch")
+    rows = gzip.decompress(summary.read_bytes()).decode().split("\n")
+    cells = rows[2].split(",")
+    cells[rows[0].split(",").index("median_s")] = "-1"  # the second summary, on line 3
+    rows[2] = ",".join(cells)
+    summary.write_bytes(gzip.compress("\n".join(rows).encode()))
+    _, runs = keep_as(path, root, partial, tmp / "scratch2")
+    runs.unlink()
+    return root, [re.escape(f"sessions/{bad}/{STEM}.csv.gz:3: column 'median_s' is -1.0; a time must be positive"),
+                  re.escape(f"sessions/{partial}/{STEM}.csv.gz:1: {STEM}.runs.csv.gz is missing beside it")]
+
+
+def test_a_damaged_kept_session_fails_the_strict_build_with_file_and_line(damaged, tmp_path):
+    root, messages = damaged
+    proc = build_site(tmp_path / "site", root, strict=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    for message in messages:
+        assert re.search(message, proc.stderr), (message, proc.stderr[-3000:])
+
+
+def test_a_damaged_kept_session_is_an_error_box_and_nothing_else_is_affected(damaged, tmp_path):
+    root, messages = damaged
+    out = tmp_path / "site"
+    proc = build_site(out, root, strict=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    page = html.unescape((out / "bench" / FIG / REFERENCE / "index.html").read_text())
+    assert 'class="bench-error"' in page and all(re.search(m, page) for m in messages)
+    assert "<circle" in page  # the good sessions still have their history
+    assert 'class="bench-error"' not in (out / "asynchronous-dispatch" / "index.html").read_text()
+    other = out / "bench" / "fig-dispatch-vs-completion" / REFERENCE / "index.html"
+    assert 'class="bench-error"' not in other.read_text()

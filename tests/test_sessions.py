@@ -1,0 +1,278 @@
+"""Kept sessions: the compact per-run summaries, their validator, history and what changed."""
+
+import csv
+import gzip
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from test_bench_pages import render_page
+
+from benchfixtures import demo_figure, write_machine
+from benchsite import archive, sessions, stats
+from benchsite.catalog import Catalog
+from conftest import REFERENCE, REPO
+
+OLD, NEW = "20260101T000000Z-0001", "20260201T000000Z-0002"
+BUDGET = 200_000  # bytes per machine for one kept session of all figures  # the issue's budget
+
+
+@pytest.fixture(autouse=True)
+def scratch_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+
+
+def rewrite(path, out, session, machine=None, where=None, by=1.0):
+    """A copy of results file ``path`` at ``out`` as if measured in ``session`` (on ``machine``),
+    the times of the rows matching ``where`` (column -> text) multiplied by ``by``."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header, rows = reader.fieldnames, list(reader)
+    for row in rows:
+        row["session_id"] = session
+        row["machine"] = machine or row["machine"]
+        if where and all(row[k] == v for k, v in where.items()):
+            row["time_s"] = repr(float(row["time_s"]) * by)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return out
+
+
+def keep_as(path, results, session, scratch, **change):
+    """Keep the file's data as an earlier session ``session`` under results/<machine>/sessions/."""
+    copy = rewrite(path, scratch / path.parent.name / path.name, session, **change)
+    return archive.archive(copy, results)
+
+
+# --- compaction on the committed data ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def committed():
+    return Catalog.build(REPO / "results", preferred=REFERENCE)
+
+
+def test_summaries_equal_what_the_table_model_computes_from_the_raw_file(committed):
+    checked = 0
+    for tab in committed.tables():
+        hist = sessions.history(committed, tab.fig.id, tab.machine)
+        (session,) = hist.sessions
+        assert session.latest and session.id == tab.frame["session_id"].iloc[0]
+        kept = session.table
+        assert [r.label for r in kept.rows] == [r.label for r in tab.rows], tab.fig.id
+        for full, short in zip(tab.rows, kept.rows):
+            assert full.cells == short.cells, (tab.fig.id, full.label)  # median, min, max, runs
+            assert {v: s.values for v, s in full.cells.items()} == {v: s.values for v, s in short.cells.items()}
+            assert full.ratio == short.ratio
+            assert (full.verdict and full.verdict.text) == (short.verdict and short.verdict.text)
+            for variant in full.cells:
+                within = stats.within_spread(full.samples[full.samples["variant"] == variant])
+                assert math.isclose(within, session.within(variant, full.label), rel_tol=1e-9) or \
+                    (within != within and session.within(variant, full.label) != session.within(variant, full.label))
+            checked += 1
+        assert tab.headline == kept.headline, tab.fig.id
+        assert tab.quantities.keys() == kept.quantities.keys() and tab.workloads == kept.workloads
+    assert checked >= 20
+
+
+def test_a_kept_session_of_every_figure_fits_the_budget(committed, tmp_path):
+    for machine in {t.machine for t in committed.tables()}:
+        total = 0
+        for tab in committed.tables():
+            if tab.machine == machine:
+                total += sum(p.stat().st_size for p in archive.archive(committed.csv_path(tab.fig.id, machine),
+                                                                          tmp_path / "r"))
+        print(f"{machine}: one kept session of every figure = {total} bytes")
+        assert 0 < total <= BUDGET, (machine, total)
+
+
+def test_archiving_twice_writes_the_same_bytes_once(tmp_path):
+    path = REPO / "results" / REFERENCE / "naive_vs_blocked.csv"
+    first = archive.archive(path, tmp_path / "a")
+    assert [p.name for p in first] == ["naive_vs_blocked.csv.gz", "naive_vs_blocked.runs.csv.gz"]
+    assert archive.archive(path, tmp_path / "a") == []  # there already
+    again = archive.archive(path, tmp_path / "b")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]  # machine folders merge by copying
+
+
+# --- the validator -------------------------------------------------------------------------
+
+def demo(tmp_path, runs=5):
+    fig = demo_figure(tmp_path)
+    path = write_machine(tmp_path / "results", "cpu-a", runs=runs)
+    return fig, path
+
+
+def damage(path, line, col, text):
+    rows = gzip.decompress(path.read_bytes()).decode().splitlines()
+    head = rows[0].split(",")
+    cells = rows[line - 1].split(",")
+    cells[head.index(col)] = text
+    rows[line - 1] = ",".join(cells)
+    path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+
+
+@pytest.mark.parametrize("col, text, message", [
+    ("median_s", "-1", r"\.csv\.gz:3: column 'median_s' is -1\.0; a time must be positive"),
+    ("samples", "many", r"\.csv\.gz:3: column 'samples' has 'many', not a valid integer"),
+    ("summary_version", "9", r"\.csv\.gz:3: summary_version 9 is not one this site reads"),
+    ("run", "42", r"\.csv\.gz:3: run 42 has no provenance in demo\.runs\.csv\.gz \(a partial session\)"),
+])
+def test_a_damaged_kept_session_is_refused_with_file_and_line(tmp_path, col, text, message):
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    damage(archive.summary_file(tmp_path / "results", "cpu-a", OLD, "demo"), 3, col, text)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})
+    hist = sessions.history(cat, fig.id, "cpu-a")
+    assert re.search(re.escape(f"sessions/{OLD}/demo") + message, hist.errors[OLD]), hist.errors
+    assert [s.id for s in hist.sessions] == ["20260101T000000Z-test"]  # the latest is not affected
+    assert cat.table(fig.id, "cpu-a").rows  # nor the results file
+
+
+def test_a_partial_session_is_refused(tmp_path):
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    archive.runs_file(tmp_path / "results", "cpu-a", OLD, "demo").unlink()
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})
+    error = sessions.history(cat, fig.id, "cpu-a").errors[OLD]
+    assert f"sessions/{OLD}/demo.csv.gz:1: demo.runs.csv.gz is missing beside it (a partial session)" in error
+
+
+def test_a_session_whose_provenance_names_another_place_is_refused(tmp_path):
+    fig, path = demo(tmp_path)
+    written = keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    os.rename(written[0].parent, written[0].parent.with_name(NEW))  # copied into the wrong folder
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})
+    assert f"demo.runs.csv.gz:2: session_id '{OLD}' does not match its place" in \
+        sessions.history(cat, fig.id, "cpu-a").errors[NEW]
+
+
+# --- history and what changed --------------------------------------------------------------
+
+@pytest.fixture
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "chapter.md").write_text("# The chapter\n\n<!-- bench:figure fig-demo -->\n")
+    return folder
+
+
+def two_sessions(tmp_path, where=None, by=1.0):
+    """demo on cpu-a: an earlier session kept, and the results file now holding a later one in
+    which the rows matching ``where`` took ``by`` times as long."""
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch", machine=None)
+    rewrite(path, path, NEW, where=where, by=by)
+    return Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+
+
+def test_the_machine_page_shows_each_session_and_the_step_between(tmp_path, docs):
+    cat = two_sessions(tmp_path, where={"variant": "slow", "params": "n=16"}, by=2.0)
+    assert set(pages_of(cat)) >= {f"bench/fig-demo/cpu-a/{OLD}.md", f"bench/fig-demo/cpu-a/{NEW}.md",
+                                  "bench/changes/cpu-a.md"}
+    html = render_page(cat, "bench/fig-demo/cpu-a.md", docs)
+    assert f"Latest session: **{NEW}**" in html and f"](cpu-a/{NEW}.md)" in html
+    history = html.split('class="bench-history"', 1)[1]
+    assert history.count("<circle") == 2 and "jax 0.10.2" in history  # one point a session
+    assert f"/bench/fig-demo/cpu-a/{OLD}/" in history and f"/bench/fig-demo/cpu-a/{NEW}/" in history
+    assert "2 of 6 differences are results (unpaired rule)" in history  # slow and slow / fast at n=16
+    assert "load average at start" in history
+
+
+def pages_of(cat):
+    from benchsite import pages
+    return pages.generated_pages(cat)
+
+
+def test_what_changed_lists_the_scaled_cell_and_not_the_others(tmp_path, docs):
+    cat = two_sessions(tmp_path, where={"variant": "slow", "params": "n=16"}, by=2.0)
+    html = render_page(cat, "bench/changes/cpu-a.md", docs)
+    moved = re.findall(r"<tr><td>([^<]*)</td>", html.split('class="bench-moved"', 1)[1])
+    assert moved == ["slow at n=16", "slow / fast at n=16"]
+    assert "n=8" not in html
+    assert "](changes/cpu-a.md)" in render_page(cat, "bench/index.md", docs)
+
+
+def test_a_jax_upgrade_shows_in_the_environment_diff(tmp_path, docs):
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    text = path.read_text().replace(",0.10.2,", ",0.11.0,")
+    path.write_text(text)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    html = render_page(cat, "bench/changes/cpu-a.md", docs)
+    assert "jax <code>0.10.2</code> → <code>0.11.0</code>" in html
+    assert "No cell moved" in html
+
+
+def test_a_session_page_shows_that_session_and_its_cite_block(tmp_path, docs):
+    cat = two_sessions(tmp_path, where={"variant": "slow"}, by=3.0)
+    old = render_page(cat, f"bench/fig-demo/cpu-a/{OLD}.md", docs)
+    assert "this page never changes" in old
+    assert "100× [" in old and "300× [" not in old  # the earlier session's ratio
+    assert "every-sample" not in old and "bench-samples" not in old  # no chart of samples: none kept
+    assert f"url       /bench/fig-demo/cpu-a/{OLD}/" in old
+    assert "make bench ONLY=demo MACHINE=cpu-a" in old and "pip install jax==0.10.2" in old
+    assert f"[fig-demo on cpu-a, session {OLD}: slow / fast at n=16 = 100× [" in old
+
+
+# --- run.py keeps the session it replaces --------------------------------------------------
+
+FAKE = textwrap.dedent('''
+    from benchkit import Recorder, Sample, figure_main
+    FIGURE = {"title": "t", "caption": "c", "chapter": "index.md", "variants": ["v"]}
+    def measure(rec: Recorder) -> None:
+        rec.add("v", "completed", [Sample(0.002), Sample(0.003)], dtype="float32", shape="1")
+    if __name__ == "__main__":
+        figure_main(__file__, measure)
+''')
+
+
+def load_run_py():
+    spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench_scripts" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_py_keeps_the_previous_session_before_replacing_the_file(tmp_path, monkeypatch):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "benchkit").symlink_to(REPO / "bench_scripts" / "benchkit")
+    (bench / "good.py").write_text(FAKE)
+    results = tmp_path / "results"
+    old = write_machine(results, "fake-machine", stem="good", fig_id="fig-good", variants=(("v", 1e-3),))
+    before = old.read_bytes()
+    run = load_run_py()
+    seen = []
+    real = archive.archive
+
+    def spy(path, results_dir, keep=()):
+        seen.append((path.read_bytes() == before, tuple(keep)))  # the old file is still there
+        return real(path, results_dir, keep)
+
+    monkeypatch.setattr(run.archive, "archive", spy)
+    monkeypatch.setenv("MACHINE", "fake-machine")
+    assert run.main(["--results", str(results), "--runs", "1", "--only", "good", "--session", NEW],
+                    bench_dir=bench) == 0
+    assert seen == [(True, (NEW,))]
+    kept = archive.summary_file(results, "fake-machine", "20260101T000000Z-test", "good")
+    assert kept.is_file() and archive.runs_file(results, "fake-machine", "20260101T000000Z-test", "good").is_file()
+    assert f",{NEW}," in old.read_text()  # and then the file was replaced
+    fig = demo_figure(tmp_path, id="fig-good", stem="good", variants=("v",), group_by=(), ratio=None)
+    cat = Catalog.build(results, {fig.id: fig})
+    assert [s.id for s in sessions.history(cat, "fig-good", "fake-machine").sessions] == \
+        ["20260101T000000Z-test", NEW]
+
+
+def test_run_py_needs_no_pandas():
+    code = ("import sys; sys.modules['pandas'] = None; sys.path.insert(0, 'bench_scripts'); "
+            "import run; assert run.archive.compact")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
