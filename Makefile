@@ -16,6 +16,11 @@ export NO_MKDOCS_2_WARNING := 1
 comma := ,
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-12)
+# jax 0.11 and newer need Python 3.12+: the venv is made with the first of these that is new
+# enough (a pyenv-installed 3.12/3.13 counts even when it is not the selected version).
+NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
+BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3; do \
+  "$$p" -c '$(NEED_PY)' 2>/dev/null && { echo "$$p"; break; }; done)
 
 .PHONY: help venv bench bench-smoke lesson site publish compare serve test lint clean
 
@@ -25,7 +30,10 @@ help: ## List the targets
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
 $(STAMP): requirements.txt pyproject.toml
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@if [ -x $(PY) ] && ! $(PY) -c '$(NEED_PY)'; then echo "make venv: $(VENV) has $$($(PY) -V); remaking it with Python 3.12+"; rm -rf $(VENV); fi
+	@if [ ! -x $(PY) ]; then \
+	  test -n "$(BASE_PYTHON)" || { echo "make venv: needs Python 3.12 or newer (jax 0.12 requires it); set BASE_PYTHON=/path/to/python3.12" >&2; exit 2; }; \
+	  $(BASE_PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .

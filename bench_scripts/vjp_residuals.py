@@ -150,6 +150,7 @@ def identify(arrays: list[jax.Array], host: list, x: np.ndarray, y: np.ndarray) 
     for i, (w, b) in enumerate(host[:-1], 1):
         acts.append(np.tanh(acts[-1] @ w + b))
         candidates[f"h{i}"], candidates[f"1-h{i}"] = acts[-1], 1 - acts[-1]
+        candidates[f"1-h{i}^2"] = 1 - acts[-1] ** 2  # tanh's derivative, as newer jax saves it
     w, b = host[-1]
     err = acts[-1] @ w + b - y
     candidates["out-y"], candidates["2(out-y)"] = err, 2 * err  # the square's derivative: 2 (out - y)
