@@ -81,6 +81,14 @@ def test_stored_notebook_is_a_complete_full_size_execution() -> None:
     assert "machine" in stream_text(nb), "the provenance cell printed nothing"
 
 
+def test_stored_lesson_names_its_machine_as_make_bench_does() -> None:
+    """The label the lesson prints is a results folder's name: a reader can match the lesson's
+    numbers with the figures measured on the same machine."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    label = re.search(r"^machine\s+(\S+)$", stream_text(nb), flags=re.M).group(1)
+    assert (REPO / "results" / label).is_dir(), f"the lesson ran on {label!r}; results/ has no such folder"
+
+
 def prose(markdown: str) -> str:
     """Markdown with code (fenced and inline) and HTML tags removed."""
     markdown = re.sub(r"```.*?```", " ", markdown, flags=re.DOTALL)
