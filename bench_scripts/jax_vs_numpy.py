@@ -22,8 +22,8 @@ copy on an accelerator, maybe nothing on a CPU) and ``copy-only``
 (``np.asarray(out)`` of an output already ready, a fresh output every sample:
 jax keeps an array's NumPy value once made). ``detail`` says whether
 ``np.asarray`` returned a view of the device buffer (same address: no copy);
-``bytes_moved`` is the output's size, so the bandwidth table reads as the rate
-of the hand-over.
+``bytes_moved`` is the output's size where a copy was made (none for a view, none
+for ``block``), so the bandwidth table has a row only where bytes moved.
 """
 
 FIGURE = {
@@ -133,12 +133,16 @@ def add_to_host(cells, rng: np.random.Generator, n: int, samples: int) -> None:
     x = jax.device_put(host).block_until_ready()
     err = check_close(np.asarray(double(x)), 2.0 * host.astype(np.float64), rtol=1e-6, atol=0,
                       what=f"2 * x, n={n}")
+    detail = shares_buffer(x)
+    # Bytes moved to the host: the output's size where np.asarray copies, none where it returns a
+    # view, none for block (it moves nothing); a rate is shown only where bytes moved.
+    moved = None if detail.endswith("(no copy)") else 4.0 * n
     common = {"dtype": "float32", "shape": f"{n}", "params": {"op": "to-host", "n": n},
-              "max_rel_error": err, "bytes_moved": 4.0 * n, "detail": shares_buffer(x)}
-    cells.sample("block", "completed", sampler(double, (x,), wait), samples, **common)
+              "max_rel_error": err, "detail": detail}
+    cells.sample("block", "completed", sampler(double, (x,), wait), samples, bytes_moved=None, **common)
     cells.sample("asarray", "completed", sampler(lambda v: np.asarray(double(v)), (x,), no_wait),
-                 samples, **common)
-    cells.sample("copy-only", "completed", copy_only(x), samples, **common)
+                 samples, bytes_moved=moved, **common)
+    cells.sample("copy-only", "completed", copy_only(x), samples, bytes_moved=moved, **common)
 
 
 def measure(rec: Recorder) -> None:

@@ -29,8 +29,10 @@ def test_samples_are_completed_warm_and_checked(rows):
     assert all(float(r["max_rel_error"]) < 1e-4 for r in rows)
 
 
-def test_to_host_rows_carry_the_output_size_and_say_whether_asarray_copied(rows):
+def test_to_host_rows_carry_bytes_only_where_a_copy_moved_them(rows):
     host = [r for r in rows if r["p"]["op"] == "to-host"]
-    assert all(float(r["bytes_moved"]) == 4 * int(r["p"]["n"]) for r in host)
     assert {r["detail"] for r in host} <= {"np.asarray returned a view of the device buffer (no copy)",
                                            "np.asarray made a copy"}
+    for r in host:
+        copied = r["variant"] != "block" and r["detail"] == "np.asarray made a copy"
+        assert r["bytes_moved"] == (str(4.0 * int(r["p"]["n"])) if copied else ""), r  # no rate from nothing
