@@ -268,9 +268,31 @@ def session_marker(args: list[str], ctx: Context) -> str:
 
 # --- what changed on a machine -------------------------------------------------------------
 
+def _pair(sessions: tuple, from_jax: str | None, to_jax: str | None,
+          from_session: str | None = None, to_session: str | None = None) -> tuple | None:
+    """The two sessions to compare: the last two; or, given jax versions, the last session measured
+    with ``from_jax`` and the first with ``to_jax`` (what an upgrade moved, even when later sessions
+    of the newer jax followed for other reasons); or two sessions by id. None when there are not
+    two such sessions."""
+    if from_session or to_session:
+        if not (from_session and to_session):
+            raise ValueError("from_session= and to_session= go together")
+        old = [x for x in sessions if x.id == from_session]
+        new = [x for x in sessions if x.id == to_session]
+        return (old[0], new[0]) if old and new else None
+    if not (from_jax or to_jax):
+        return (sessions[-2], sessions[-1]) if len(sessions) >= 2 else None
+    if not (from_jax and to_jax):
+        raise ValueError("from_jax= and to_jax= go together")
+    old = [x for x in sessions if x.values("jax_version") == from_jax]
+    new = [x for x in sessions if x.values("jax_version") == to_jax]
+    return (old[-1], new[0]) if old and new else None
+
+
 def changes_marker(args: list[str], ctx: Context) -> str:
-    """``<!-- bench:changes machine=<slug> -->``: every figure's cells that moved (unpaired rule)
-    between its last two sessions on the machine, with what changed in the provenance."""
+    """``<!-- bench:changes machine=<slug> [from_jax=A to_jax=B] -->``: every figure's cells that
+    moved (unpaired rule) between its last two sessions on the machine (or between its last session
+    with jax A and its first with jax B), with what changed in the provenance."""
     cat = ctx.catalog
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     by_slug = {render.machine_slug(m): m for m in cat.all_machines()}
@@ -285,16 +307,23 @@ def changes_marker(args: list[str], ctx: Context) -> str:
         errors += [render.error_box(fig_id, m) for m in hist.errors.values()]
         for message in hist.errors.values():
             ctx.on_problem(message)
-        if len(hist.sessions) < 2:
+        pair = _pair(hist.sessions, opts.get("from_jax"), opts.get("to_jax"),
+                     opts.get("from_session"), opts.get("to_session"))
+        if pair is None:
             single.append({"id": fig_id, "href": ctx.link(pages.machine_path(fig_id, machine))})
             continue
-        found = step(cat, hist.sessions[-2], hist.sessions[-1], ctx.link)
+        found = step(cat, *pair, ctx.link)
         figures.append({"id": fig_id, "title": fig.title, "href": ctx.link(pages.machine_path(fig_id, machine)),
                         **found})
+    between = (f"its last session with jax {pages.md(opts['from_jax'])} and its first with jax "
+               f"{pages.md(opts['to_jax'])}" if opts.get("from_jax") else
+               f"sessions {pages.md(opts['from_session'])} and {pages.md(opts['to_session'])}"
+               if opts.get("from_session") else "its last two sessions")
     intro = (f"For every figure measured on {pages.md(machine)} in at least two sessions: the cells of its "
-             "table whose difference between its last two sessions is **a result** by the unpaired rule "
+             f"table whose difference between {between} is **a result** by the unpaired rule "
              f"([How a verdict is decided]({pages._rel(ctx, 'verdicts.md')}); runs of two sessions are not "
              "paired), with what changed in the provenance between them. Each figure's page on this machine "
              "has its whole history.\n")
     return intro + pages._html(ctx, str(template("changes.html", machine=machine, figures=figures,
-                                                 single=single, errors=errors)))
+                                                 single=single, errors=errors, single_note=(
+        "Not in both sessions" if opts.get("from_jax") or opts.get("from_session") else ""))))

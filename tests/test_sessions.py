@@ -276,3 +276,36 @@ def test_run_py_needs_no_pandas():
             "import run; assert run.archive.compact")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_an_upgrade_is_compared_across_the_jax_versions_not_the_last_two_sessions():
+    import pytest
+
+    from benchsite.history import _pair
+
+    class Fake:
+        def __init__(self, sid, jax):
+            self.id, self.jax = sid, jax
+
+        def values(self, col):
+            assert col == "jax_version"
+            return self.jax
+
+    a, b, c, d = Fake("a", "0.10.2"), Fake("b", "0.10.2"), Fake("c", "0.12.0.1"), Fake("d", "0.12.0.1")
+    assert _pair((a, b, c, d), None, None) == (c, d)  # default: the last two
+    assert _pair((a, b, c, d), "0.10.2", "0.12.0.1") == (b, c)  # the last old one, the first new one
+    assert _pair((a, b), "0.10.2", "0.12.0.1") is None and _pair((a,), None, None) is None
+    with pytest.raises(ValueError):
+        _pair((a, b), "0.10.2", None)
+
+
+def test_two_sessions_can_be_named():
+    from benchsite.history import _pair
+
+    class Fake:
+        def __init__(self, sid):
+            self.id = sid
+
+    a, b, c = Fake("a"), Fake("b"), Fake("c")
+    assert _pair((a, b, c), None, None, "a", "b") == (a, b)
+    assert _pair((a, c), None, None, "a", "b") is None
