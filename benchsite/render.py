@@ -124,9 +124,13 @@ def value(text: str, title: str, href: str | None = None) -> Markup:
     return render("value.html", text=text, title=title, href=href)
 
 
+_TEMP_DIR = re.compile(r"(/tmp|/var/folders/[^\s,:]+)/[^\s,:/]+")  # a per-run scratch folder's random name
+
+
 def _distinct(frame: pd.DataFrame, col: str) -> str:
-    # unique() first: str() on every one of thousands of rows dominated a panel's time
-    values = sorted({str(v) for v in frame[col].dropna().unique()})
+    # unique() first: str() on every one of thousands of rows dominated a panel's time. A scratch
+    # folder's random name (one per run) says nothing and would list every run: shown as <tmp>.
+    values = sorted({_TEMP_DIR.sub("<tmp>", str(v)) for v in frame[col].dropna().unique()})
     return ", ".join(values) or "—"
 
 

@@ -104,3 +104,13 @@ def test_the_notebook_page_keeps_only_the_css_it_uses():
     assert ".jp-Cell:not(.jp-mod-active) .jp-InputPrompt{opacity:.5}" in out  # a class it excludes, not needs
     assert "['pre" not in out and "jp-Mermaid" not in out
     assert '<div class="jp-InputPrompt">In [1]:</div>' in out  # content untouched
+
+
+def test_provenance_lists_one_scratch_folder_not_one_per_run():
+    import pandas as pd
+
+    from benchsite.render import _distinct
+
+    frame = pd.DataFrame({"compilation_cache": ["on:/tmp/bench-first-use-cache-24x2urgu",
+                                                "on:/tmp/bench-first-use-cache-9kq1zz0a", "off"]})
+    assert _distinct(frame, "compilation_cache") == "off, on:<tmp>"
