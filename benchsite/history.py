@@ -209,10 +209,15 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
         f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else ""),
         f"url       {url}",
     ]
-    pins = " ".join(f"{k}=={v}" for k, v in versions.items() if "," not in v and v != "—")
-    reproduce = "\n".join([f"git checkout {commits[0]['sha']}" if len(commits) == 1 else "",
-                           f"pip install {pins}" if pins else "",
-                           f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
+    python = s.values("python_version")
+    # A fresh clone at the commit: make bench builds .venv from that commit's requirements.txt (the
+    # versions above) and writes into that clone's results/, not into the reader's own checkout.
+    reproduce = "\n".join([
+        f"git clone {ctx.repo_url.rstrip('/') or '<repository>'} rerun && cd rerun"
+        + (f" && git checkout {commits[0]['sha']}" if len(commits) == 1 else ""),
+        f"# the session ran Python {python}; make bench builds .venv from this commit's requirements.txt"
+        if "," not in python and python != "—" else "",
+        f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
     short = f": {head.what} = {head.text}" if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
     return {"text": "\n".join(line for line in lines if line), "url": url, "commits": commits,
@@ -251,7 +256,10 @@ def session_marker(args: list[str], ctx: Context) -> str:
     machine = by_slug[opts["machine"]]
     hist = history(cat, fig.id, machine)
     sid = opts.get("session", "")
-    intro = (f"One session of `{fig.id}` on {pages.md(machine)}, kept as it was measured: this page never changes. "
+    intro = (f"One session of `{fig.id}` on {pages.md(machine)}, kept as it was measured: this page never changes "
+             "when sessions or machines are added. Its numbers are that session's runs; its verdicts are the "
+             f"rule of [How a verdict is decided]({pages._rel(ctx, 'verdicts.md')}) applied to them, so a change "
+             "to the rule itself would show here too. "
              f"[The latest results on this machine]({pages._rel(ctx, pages.machine_src(fig.id, machine))}) · "
              f"[every machine]({pages._rel(ctx, pages.figure_src(fig.id))}).\n")
     if sid in hist.errors:

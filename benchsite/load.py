@@ -16,10 +16,7 @@ import csv
 import functools
 import hashlib
 import math
-import os
-import pickle
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +38,8 @@ from benchkit.schema import (
     figure_id_for,
     parse_params,
 )
+
+from . import cachefile
 
 __all__ = ["ResultFile", "ResultsError", "discover", "header_version", "load"]
 
@@ -296,17 +295,11 @@ def load(file: ResultFile, cache: Path | None = None) -> pd.DataFrame:
     except OSError:
         return _load(file)  # the loader names the problem
     stored = cache / f"{digest.hexdigest()}.pkl"
-    if stored.is_file():
-        return pd.read_pickle(stored)
+    found = cachefile.read(stored)
+    if isinstance(found, pd.DataFrame):
+        return found
     frame = _load(file)
-    try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(frame, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, stored)
-    except OSError:
-        pass  # a read-only checkout still builds
+    cachefile.write(stored, frame)
     return frame
 
 

@@ -26,7 +26,6 @@ import io
 import json
 import math
 import os
-import pickle
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from benchkit.schema import (
     parse_params,
 )
 
-from . import archive, stats
+from . import archive, cachefile, stats
 from .buildcache import cache_dir
 from .catalog import Catalog
 from .table import Table
@@ -300,20 +299,11 @@ def cached(kind: str, key: str, make: Callable[[], object]) -> object:
     """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
     from) and :func:`code_version`: a warm build reads a session's table and page, never parses them."""
     stored = cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
-    if stored.is_file():
-        try:
-            return pickle.loads(stored.read_bytes())
-        except Exception:  # noqa: BLE001 - a damaged cache entry is made again
-            pass
+    found = cachefile.read(stored)
+    if found is not None:
+        return found
     value = make()
-    try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, stored)
-    except OSError:
-        pass
+    cachefile.write(stored, value)
     return value
 
 

@@ -108,7 +108,8 @@ def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
     ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs)
     html = expand("<!-- bench:figure fig-demo -->", ctx)
     assert html.count('type="radio"') == pages.MAX_TABS
-    assert "[On /bench: every machine, its history and a cite block](bench/fig-demo/index.md) (2 more machines there)" in html
+    assert ("[On /bench: every machine, its history and a cite block](bench/fig-demo/index.md) "
+            "(2 more machines there)") in html
 
 
 def test_a_bad_file_is_named_on_the_index_and_reported(tmp_path, docs):

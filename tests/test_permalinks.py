@@ -49,9 +49,12 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(c
     assert article(tmp_path / "two" / permalink) == before
     latest = article(tmp_path / "two" / f"bench/{FIG}/{REFERENCE}/index.html")
     assert f"Latest session: <strong>{LATER}</strong>" in latest and f'href="{LATER}/"' in latest
-    assert latest.count("<circle") == 2  # the history: one point a session
+    kept = {d.name for d in (copied / REFERENCE / "sessions").iterdir() if (d / f"{STEM}.csv.gz").is_file()}
+    assert LATER not in kept and first in kept
+    assert latest.count("<circle") == len(kept) + 1  # the history: one point a session, the latest too
     changes = html.unescape(article(tmp_path / "two" / f"bench/changes/{REFERENCE}/index.html"))
-    moved = re.findall(r"<tr><td>([^<]*)</td>", changes.split('class="bench-moved"', 1)[1])
+    section = changes.split(f'<h2 id="{FIG}">', 1)[1].split("</section>", 1)[0]  # this figure's part
+    moved = re.findall(r"<tr><td>([^<]*)</td>", section.split('class="bench-moved"', 1)[1])
     assert moved == ["blocked at n=2048", "blocked / naive at n=2048"]  # the scaled cell, not naive
     assert 'href="changes/' + REFERENCE + '/"' in (tmp_path / "two" / "bench" / "index.html").read_text()
 
@@ -66,7 +69,7 @@ def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(bui
     assert f'<a href="{url}">' in page
     commit = re.search(r"\n2,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
     assert f'href="{repo_url}/tree/{commit}"' in page
-    assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "pip install jax==" in page
+    assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone " in page and "git checkout " in page
     assert f"[{FIG} on {REFERENCE}, session {sid}: " in page and f"]({url})" in page
 
 

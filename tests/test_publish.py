@@ -36,7 +36,7 @@ def test_the_pages_workflow_builds_strict_and_deploys_the_artifact():
     runs = " ".join(s.get("run", "") for s in steps)
     assert any(u.startswith("actions/setup-python@") for u in uses)
     assert next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))["with"][
-        "python-version"] == "3.11"
+        "python-version"] == "3.12"  # jax 0.11+ needs Python 3.12
     assert "make site STRICT=1" in runs and "make publish" in runs
     assert "apt-get" not in WORKFLOW.read_text()  # the site build needs no system packages
     assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
@@ -55,6 +55,15 @@ def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "out" / "bench" / "x" / "index.html").read_text() == "<h1>x</h1>"
     assert 'url=bench/"' in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_make_publish_refuses_a_site_built_for_the_placeholder_owner(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
+    (tmp_path / "site" / "sitemap.xml").write_text("<loc>https://OWNER.github.io/jax-bench-honest/bench/</loc>")
+    proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "SITE_URL" in proc.stdout + proc.stderr and not (tmp_path / "out").exists()
 
 
 def test_make_publish_refuses_without_a_built_site(tmp_path):

@@ -63,8 +63,8 @@ def test_summaries_equal_what_the_table_model_computes_from_the_raw_file(committ
     checked = 0
     for tab in committed.tables():
         hist = sessions.history(committed, tab.fig.id, tab.machine)
-        (session,) = hist.sessions
-        assert session.latest and session.id == tab.frame["session_id"].iloc[0]
+        (session,) = [s for s in hist.sessions if s.latest]  # earlier sessions may be kept too
+        assert session.id == tab.frame["session_id"].iloc[0]
         kept = session.table
         assert [r.label for r in kept.rows] == [r.label for r in tab.rows], tab.fig.id
         for full, short in zip(tab.rows, kept.rows):
@@ -218,7 +218,7 @@ def test_a_session_page_shows_that_session_and_its_cite_block(tmp_path, docs):
     assert "100× [" in old and "300× [" not in old  # the earlier session's ratio
     assert "every-sample" not in old and "bench-samples" not in old  # no chart of samples: none kept
     assert f"url       /bench/fig-demo/cpu-a/{OLD}/" in old
-    assert "make bench ONLY=demo MACHINE=cpu-a" in old and "pip install jax==0.10.2" in old
+    assert "make bench ONLY=demo MACHINE=cpu-a" in old and "requirements.txt" in old
     assert f"[fig-demo on cpu-a, session {OLD}: slow / fast at n=16 = 100× [" in old
 
 
