@@ -13,6 +13,7 @@ are the unpaired rule's (``compare.table_cells``: runs of two sessions are not p
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -308,6 +309,9 @@ def changes_marker(args: list[str], ctx: Context) -> str:
         raise ValueError(f"no results on {opts.get('machine')}")
     machine = by_slug[opts["machine"]]
     figures, single, errors = [], [], []
+    # Several lists on one page (the upgrade page) need their own anchors: the pair they compare.
+    pair_opts = [opts[k] for k in ("from_jax", "to_jax", "from_session", "to_session") if opts.get(k)]
+    tag = ("--" + "-".join(re.sub(r"[^a-z0-9]+", "-", v.lower()).strip("-") for v in pair_opts)) if pair_opts else ""
     for fig_id, fig in sorted(cat.figures.items()):
         if machine not in cat.machines(fig_id):
             continue
@@ -321,7 +325,8 @@ def changes_marker(args: list[str], ctx: Context) -> str:
             single.append({"id": fig_id, "href": ctx.link(pages.machine_path(fig_id, machine))})
             continue
         found = step(cat, *pair, ctx.link)
-        figures.append({"id": fig_id, "title": fig.title, "href": ctx.link(pages.machine_path(fig_id, machine)),
+        figures.append({"id": fig_id, "anchor": fig_id + tag, "title": fig.title,
+                        "href": ctx.link(pages.machine_path(fig_id, machine)),
                         **found})
     between = (f"its last session with jax {pages.md(opts['from_jax'])} and its first with jax "
                f"{pages.md(opts['to_jax'])}" if opts.get("from_jax") else
