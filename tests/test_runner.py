@@ -199,3 +199,25 @@ def test_a_second_make_bench_is_refused_whole(tmp_path):
     assert proc.returncode != 0
     assert "another make bench is running here; refusing" in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_an_interrupt_while_a_worker_starts_stops_that_worker(monkeypatch):
+    """Ctrl-C that lands while the runner is starting a worker is held until the worker's process
+    object exists, then raised where the worker is killed: nothing outlives the runner."""
+    import signal as sig
+
+    from benchkit import runner
+
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen_interrupted_on_the_way(*args, **kwargs):
+        sig.raise_signal(sig.SIGINT)  # arrives mid-start
+        started.append(real_popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(runner.subprocess, "Popen", popen_interrupted_on_the_way)
+    with pytest.raises(KeyboardInterrupt):
+        runner._run_worker([sys.executable, "-c", "import time; time.sleep(30)"])
+    assert len(started) == 1 and started[0].poll() is not None  # started, then killed, not orphaned
+    assert sig.pthread_sigmask(sig.SIG_BLOCK, set()) == set()  # the runner's signals are unblocked again

@@ -104,6 +104,33 @@ class Figure:
         return self.script.stem
 
 
+_STOP = {signal.SIGINT, signal.SIGTERM}
+
+
+def _unblock_stop_signals() -> None:  # in the worker, before exec: it starts interruptible
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
+
+
+def _run_worker(cmd: list[str]) -> tuple[int, str]:
+    """The worker's exit status and stderr. Ctrl-C or SIGTERM at any moment, even while the worker
+    is being started, stops it too: the signals are held until the process object exists, so the
+    interrupt lands where the worker is killed (a worker started in that gap used to outlive the
+    runner, holding its output open)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    try:
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, preexec_fn=_unblock_stop_signals)
+        with proc:
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held interrupt is raised here
+                _, stderr = proc.communicate(timeout=RUN_TIMEOUT_S)
+            except BaseException:
+                proc.kill()
+                raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return proc.returncode, stderr
+
+
 def run_once(fig: Figure, run: int, session: str, smoke: bool, staging: Path) -> None:
     """One process measures one run of one figure into a staging file."""
     part = staging / f"{fig.stem}.run{run}.csv"
@@ -112,16 +139,15 @@ def run_once(fig: Figure, run: int, session: str, smoke: bool, staging: Path) ->
            "--session", session, "--seed", str(run_seed(session, fig.stem, run))]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd + (["--smoke"] if smoke else []), stderr=subprocess.PIPE,
-                              text=True, timeout=RUN_TIMEOUT_S)
+        returncode, stderr = _run_worker(cmd + (["--smoke"] if smoke else []))
     except subprocess.TimeoutExpired:
         fig.error = f"run {run + 1} exceeded {RUN_TIMEOUT_S} s"
         return
     finally:
         fig.wall_s += time.monotonic() - started
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        fig.error = f"run {run + 1} exited {proc.returncode}:\n{tail}"
+    if returncode != 0:
+        tail = "\n".join(stderr.strip().splitlines()[-15:])
+        fig.error = f"run {run + 1} exited {returncode}:\n{tail}"
     else:
         fig.parts.append(part)
 
