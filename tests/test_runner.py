@@ -155,7 +155,10 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
     target.parent.mkdir()
     target.write_text("previous results\n")
     env = dict(os.environ, MACHINE="fake-machine", FAKE_MODE="slow", PYTHONPATH=str(REPO))
-    code = (f"import sys; sys.path.insert(0, {str(bench_dir)!r}); from benchkit import runner; "
+    # Ctrl-C as a terminal delivers it: a test process (or a shell's background job) may run with
+    # SIGINT ignored, which a child would inherit; the runner under test starts with the default.
+    code = (f"import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"sys.path.insert(0, {str(bench_dir)!r}); from benchkit import runner; "
             f"from pathlib import Path; sys.exit(runner.main(['--results', {str(results)!r}, '--runs', '2'], "
             f"bench_dir=Path({str(bench_dir)!r})))")
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
@@ -217,7 +220,11 @@ def test_an_interrupt_while_a_worker_starts_stops_that_worker(monkeypatch):
         return started[-1]
 
     monkeypatch.setattr(runner.subprocess, "Popen", popen_interrupted_on_the_way)
-    with pytest.raises(KeyboardInterrupt):
-        runner._run_worker([sys.executable, "-c", "import time; time.sleep(30)"])
+    previous = sig.signal(sig.SIGINT, sig.default_int_handler)  # as in a terminal, whatever ran before
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner._run_worker([sys.executable, "-c", "import time; time.sleep(30)"])
+    finally:
+        sig.signal(sig.SIGINT, previous)
     assert len(started) == 1 and started[0].poll() is not None  # started, then killed, not orphaned
     assert sig.pthread_sigmask(sig.SIG_BLOCK, set()) == set()  # the runner's signals are unblocked again
