@@ -55,6 +55,7 @@ ACCELERATOR_FLOAT32 = 3e-2  # a float32 matmul at default precision may use TF32
 CHECKED_ROWS = 64  # a large matmul is checked on its first rows: a full float64 reference would take minutes
 STREAM_SAMPLES = 3  # per run: one call streams hundreds of megabytes; the spread that matters is between runs
 FALLBACK_LLC = 32 << 20
+STREAM_OVER_LLC = 4  # the memory probe's working set, in last-level caches
 A = 2.0
 
 matmul = jax.jit(lambda a, b: a @ b)
@@ -97,13 +98,14 @@ def plan(rec: Recorder) -> dict:
         return {"probe_n": 8192, "dtypes": dtypes, "stream": 1 << 28, "small": (64, 256, 2048),
                 "cache_axpy": 1 << 16, "mlp": (1024, 2048, 4), "llc": "accelerator"}
     # CPU: float32 and float64 are native everywhere; 16-bit types are emulated on
-    # most CPUs (fig-dtype-cost), so they are no ceiling. The axpy's three arrays are
-    # each half the last-level cache: together one and a half times it (a larger
-    # stream would not fit the time budget of a make bench run).
+    # most CPUs (fig-dtype-cost), so they are no ceiling. The axpy's three float32
+    # arrays together are about STREAM_OVER_LLC times the last-level cache, so that
+    # almost every byte comes from memory, not from a cache that holds a third of it.
     llc = last_level_cache()
-    return {"probe_n": 1024, "dtypes": ("float32", "float64"), "stream": max(1, llc // 8 >> 20) << 20,
+    stream = max(1, int(STREAM_OVER_LLC * llc / 12) >> 20) << 20  # elements, whole MiB-element blocks
+    return {"probe_n": 1024, "dtypes": ("float32", "float64"), "stream": stream,
             "small": (64, 256), "cache_axpy": 1 << 14, "mlp": (128, 256, 3),
-            "llc": f"llc={llc >> 20} MiB; working set 1.5 x llc"}
+            "llc": f"llc={llc >> 20} MiB; working set {12 * stream / llc:.1f} x llc"}
 
 
 def cost_counts(compiled: Any) -> tuple[float | None, float | None]:

@@ -70,6 +70,7 @@ def measure_size(cells: Interleaved, n: int, rng: np.random.Generator) -> None:
         err = check_close(fn(a, b), want, rtol=0.0, atol=3e-2 * scale, what=f"{name} matmul n={n}")
         cells.collect(name, "completed", fn, (a, b), dtype="float32", shape=f"{n}x{n}",
                       params={"n": n}, max_rel_error=err, flops=float(2 * n**3),
+                      bytes_moved=float(3 * n * n * 4),  # a, b and the output once each: the least traffic
                       detail=precision_in_program(fn, a, b))
 
 

@@ -61,6 +61,7 @@ def measure(rec: Recorder) -> None:
     a, b = jax.block_until_ready(jax.device_put((a_host, b_host)))  # ready before any clock
     common = dict(dtype="float32", shape=f"{n}x{n}", params={"n": n},
                   max_rel_error=check_rows(a, b, a_host, b_host), flops=2.0 * n**3,
+                  bytes_moved=3.0 * n * n * 4,  # a, b and the output once each: the least traffic
                   detail=async_setting())
     # naive: t0 = perf_counter(); c = matmul(a, b); t1 = perf_counter().
     # The harness waits for c after t1, so every sample starts with an idle

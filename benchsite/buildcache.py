@@ -52,7 +52,7 @@ def _code_version(kind: str) -> bytes:
     if kind == "chart":
         files = [PACKAGE / name for name in CHART_CODE]
     else:
-        files = sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "templates").glob("*"))
+        files = sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "templates").glob("*")) + [PACKAGE / "peaks.csv"]
     versions = (jinja2.__version__, np.__version__, pd.__version__)
     blob = b"".join(f.read_bytes() for f in files) + repr(versions).encode()
     return hashlib.sha256(blob).digest()
@@ -153,11 +153,20 @@ class BuildCache:
         self._memory[key] = html
         return f"<!--bench-html:{key}-->"
 
-    def machine_panel(self, tab: Table, csv_url: str, source: str) -> str:
+    def block(self, kind: str, key: str, make: Callable[[], str]) -> str:
+        """A block of finished HTML made from ``key`` (everything it depends on besides the
+        code) and the code of every module and template, from the cache when it has it."""
+        digest = hashlib.sha256(_code_version("panel"))
+        digest.update(f"{kind}\n{key}".encode())
+        return self._cached(kind, digest.hexdigest(), make)
+
+    def machine_panel(self, tab: Table, csv_url: str, source: str, ceiling: str = "") -> str:
         """render.machine_panel, with its chart as a placeholder, from the cache when the
-        results file (``source``: its sha256), the figure, the stale reason and the code are what they were."""
+        results file (``source``: its sha256), the figure, the stale reason, the ceiling section
+        (``ceiling``: finished HTML or its placeholder) and the code are what they were."""
         svg = self.chart_placeholder(tab)
         digest = hashlib.sha256(_code_version("panel"))
         digest.update(source.encode())
-        digest.update(repr((tab.fig, tab.stale, csv_url, svg)).encode())
-        return self._cached("panel", digest.hexdigest(), lambda: str(render.machine_panel(tab, csv_url, svg)))
+        digest.update(repr((tab.fig, tab.stale, csv_url, svg, ceiling)).encode())
+        return self._cached("panel", digest.hexdigest(),
+                            lambda: str(render.machine_panel(tab, csv_url, svg, ceiling)))

@@ -253,33 +253,3 @@ def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], ti
     legend = [{"run": str(r), "colour": PALETTE[j % len(PALETTE)]} for j, r in enumerate(runs)]
     return str(render("chart.html", title=title, panels=drawn, legend=legend, width=WIDTH, font=FONT,
                       title_font=TITLE_FONT, rotate=ROTATE))
-
-
-# --- roofline.py still draws its chart with matplotlib through these names ---------------------
-# Kept here until it imports matplotlib itself; the sample charts above never load matplotlib.
-
-INK = "#010203"  # a colour no palette uses; swapped for currentColor afterwards
-STYLE = {
-    "svg.fonttype": "none", "text.parse_math": False, "font.size": 10,
-    "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
-    "xtick.color": INK, "ytick.color": INK, "axes.facecolor": "none", "figure.facecolor": "none",
-    "savefig.transparent": True, "svg.hashsalt": "bench",  # stable ids: same data, same SVG
-}
-
-
-def _inline(svg: str, title: str) -> str:
-    svg = svg[svg.index("<svg"):]
-    svg = svg.replace(INK, "currentColor")
-    return svg.replace("<svg ", f'<svg role="img" aria-label="{fmt.esc(title)}" class="bench-svg" ', 1)
-
-
-def __getattr__(name: str):
-    """``chart.plt`` / ``chart.matplotlib`` for roofline.py, imported on first use only."""
-    if name in ("plt", "matplotlib"):
-        import matplotlib
-
-        matplotlib.use("svg")
-        import matplotlib.pyplot as plt
-
-        return plt if name == "plt" else matplotlib
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -155,7 +155,25 @@ def machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
         ctx.on_problem(str(err))
         return render.error_box(fig_id, str(err))
     csv_url = ctx.link(layout.site_path(machine, tab.fig.stem))
-    return ctx.cache.machine_panel(tab, csv_url, cat.csv_digest(fig_id, machine))
+    return ctx.cache.machine_panel(tab, csv_url, cat.csv_digest(fig_id, machine), ceiling_section(tab, ctx))
+
+
+def ceiling_section(tab, ctx: Context) -> str:
+    """The panel's rows set against the same machine's measured ceilings (benchsite/roofline.py),
+    where they record bytes moved; cached on both results files and the code."""
+    from . import roofline
+
+    cat, fig, machine = ctx.catalog, tab.fig, tab.machine
+    if not roofline.applies(tab.frame):
+        return ""
+    peak_id = roofline.CEILING_FIGURE
+    has_peak = machine in cat.machines(peak_id) and not cat.problem(peak_id, machine)
+    key = "\n".join([fig.id, machine, cat.csv_digest(fig.id, machine),
+                     cat.csv_digest(peak_id, machine) if has_peak else "-", ctx.link(machine_path(peak_id, machine)),
+                     repr(fig.group_by)])
+    return ctx.cache.stash(ctx.cache.block("ceiling", key, lambda: roofline.panel_section(
+        tab.frame, cat.frame(peak_id, machine) if has_peak else None, list(fig.group_by),
+        f"{fig.id} on {machine}", ctx.link(machine_path(peak_id, machine)), chart=fig.id == peak_id)))
 
 
 # --- bench:index -------------------------------------------------------------------------

@@ -194,15 +194,17 @@ def panel_chart(tab: Table) -> str:
     return chart.sample_chart(*chart_input(tab))
 
 
-def machine_panel(tab: Table, csv_url: str, svg: str | None = None) -> Markup:
-    """Everything for one machine: meta, tables, spread, chart, provenance.
+def machine_panel(tab: Table, csv_url: str, svg: str | None = None, ceiling: str = "") -> Markup:
+    """Everything for one machine: meta, tables, spread, chart, the rows against the machine's
+    ceilings (``ceiling``, finished HTML from ``roofline.panel_section``), provenance.
 
     ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts)."""
     svg = svg if svg is not None else panel_chart(tab)
     metric_tables = [{"label": metrics.get(m).label, "table": table(tab, m)} for m in tab.fig.extra.get("metrics", ())]
     return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=_meta(tab.frame),
                   table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url(csv_url)),
-                  warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab))
+                  warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab),
+                  ceiling=Markup(ceiling))
 
 
 def machine_slug(machine: str) -> str:

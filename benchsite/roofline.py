@@ -19,15 +19,18 @@ Plain functions, DataFrames in and HTML/SVG text out (no mkdocs import):
 from __future__ import annotations
 
 import csv
-import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from markupsafe import Markup
+
 from . import fmt, stats
-from .metrics import si_range
+from .html import render
+from .metrics import SI_PREFIXES, si_range
 
 PEAKS_CSV = Path(__file__).with_name("peaks.csv")
 PEAK_COLUMNS = ("device_kind", "dtype", "peak_flops", "peak_bytes_per_s", "source", "note")
@@ -113,7 +116,7 @@ class Placed:
     label: str
     dtype: str
     intensity: float  # FLOP per byte
-    flop_rate: stats.Summary
+    flop_rate: stats.Summary | None  # None: a row that moves bytes and computes nothing
     byte_rate: stats.Summary
     of_ceiling: stats.Summary | None  # fraction of the attainable rate on the measured roofline
     bound: str  # "compute" or "memory" (which measured ceiling binds at this intensity), or ""
@@ -128,36 +131,59 @@ def _label(rows: pd.DataFrame, keys: list[str]) -> str:
 
 def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
            peaks: list[VendorPeak] | None = None, paired: bool = True) -> list[Placed]:
-    """Every (variant, params) of ``frame`` with flops and bytes, on the roofline of ``c``.
-    The percentages are per run, then median [min..max] across runs. ``paired``: the rows
+    """Every (variant, params) of ``frame`` with bytes moved, on the roofline of ``c``.
+    Rows with FLOPs too sit at their arithmetic intensity; rows that only move bytes (a copy)
+    are set against the memory ceiling alone (``intensity`` 0, no FLOP rate). The
+    percentages are per run, then median [min..max] across runs. ``paired``: the rows
     and the ceilings come from the same runs (fig-machine-peak's own rows), so each run is
     set against its own ceilings; otherwise (another figure, other processes) against the
     median ceilings."""
     out = []
-    rows_with = frame.dropna(subset=["flops", "bytes_moved"])
-    rows_with = rows_with[(rows_with["flops"] > 0) & (rows_with["bytes_moved"] > 0)]
+    rows_with = frame[frame["bytes_moved"].notna() & (frame["bytes_moved"] > 0)]
     for (_variant, _params), rows in rows_with.groupby(["variant", "params"], sort=False):
-        flops, nbytes = float(rows["flops"].median()), float(rows["bytes_moved"].median())
-        intensity = flops / nbytes
-        rate, brate = _per_run_rate(rows, "flops"), _per_run_rate(rows, "bytes_moved")
+        flops = rows["flops"].dropna()
+        computes = not flops.empty and float(flops.median()) > 0
+        nbytes = float(rows["bytes_moved"].median())
+        intensity = float(flops.median()) / nbytes if computes else 0.0
+        rate = _per_run_rate(rows, "flops") if computes else pd.Series(dtype=float)
+        brate = _per_run_rate(rows, "bytes_moved")
         dtype = str(rows["dtype"].iloc[0])
         peak = c.compute.get(dtype)
         of_ceiling, bound = None, ""
-        if peak is not None and not peak.empty and not c.memory.empty:
+        if not computes and not c.memory.empty:
+            per_run = _against(brate, c.memory, paired)
+            of_ceiling, bound = (stats.summarize(per_run) if not per_run.empty else None), "memory"
+        elif peak is not None and not peak.empty and not c.memory.empty:
             attain = pd.concat([peak, c.memory * intensity], axis=1).min(axis=1)
-            if paired:
-                per_run = (rate / attain.reindex(rate.index).fillna(float(attain.median()))).dropna()
-            else:
-                per_run = rate / min(float(peak.median()), float(c.memory.median()) * intensity)
+            per_run = _against(rate, attain, paired)
             of_ceiling = stats.summarize(per_run) if not per_run.empty else None
             bound = "memory" if c.memory.median() * intensity < peak.median() else "compute"
         vendor = vendor_peak(str(rows["device_kind"].iloc[0]), dtype, peaks)
         of_vendor = None
         if vendor is not None:
-            of_vendor = stats.summarize(rate / min(vendor.flops, vendor.bytes_per_s * intensity))
-        out.append(Placed(_label(rows, keys) or str(_variant), dtype, intensity, stats.summarize(rate),
+            of_vendor = stats.summarize(rate / min(vendor.flops, vendor.bytes_per_s * intensity)) if computes \
+                else stats.summarize(brate / vendor.bytes_per_s)
+        label = _label(rows, keys) or str(_variant)
+        if str(_variant) != dtype and label != str(_variant):  # variants that are not dtypes tell rows apart
+            label = f"{_variant}: {label}"
+        if "boundary" in rows and set(rows["boundary"]) == {"dispatch"}:
+            label += " (a dispatch time: the work had not finished, so this rate was never reached)"
+        out.append(Placed(label, dtype, intensity,
+                          stats.summarize(rate) if computes else None,
                           stats.summarize(brate), of_ceiling, bound, of_vendor, vendor))
-    return sorted(out, key=lambda p: p.intensity)
+    return sorted(out, key=lambda p: (p.intensity, _natural(p.label)))
+
+
+def _natural(text: str) -> tuple:
+    """``n=16`` before ``n=1024``: digits compare as numbers."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
+
+
+def _against(rate: pd.Series, ceiling: pd.Series, paired: bool) -> pd.Series:
+    """Per run: ``rate`` over the ceiling of the same run (``paired``), else over the median ceiling."""
+    if paired:
+        return (rate / ceiling.reindex(rate.index).fillna(float(ceiling.median()))).dropna()
+    return (rate / float(ceiling.median())).dropna()
 
 
 def _pct(s: stats.Summary | None) -> str:
@@ -176,7 +202,7 @@ def session_note(frame: pd.DataFrame, peak_frame: pd.DataFrame) -> str:
             "ceiling was beaten.")
 
 
-def placed_table(points: list[Placed], source: str, paired: bool = True, sessions: str = "") -> str:
+def placed_table(points: list[Placed], source: str, paired: bool = True, sessions: str = "") -> Markup:
     """The workloads as an HTML table: intensity, achieved rates, % of ceilings; ``sessions`` is
     :func:`session_note` (the rows and the ceilings from different sessions)."""
     vendor = any(p.vendor for p in points)
@@ -184,11 +210,12 @@ def placed_table(points: list[Placed], source: str, paired: bool = True, session
             "bound by (measured roofline)", "% of measured ceiling"] + (["% of vendor peak"] if vendor else [])
     body = []
     for p in points:
-        cells = [p.label, p.dtype, fmt.sig(p.intensity), si_range(p.flop_rate, "FLOP/s"),
+        cells = [p.label, p.dtype, fmt.sig(p.intensity) if p.flop_rate else "— (moves bytes only)",
+                 si_range(p.flop_rate, "FLOP/s") if p.flop_rate else "—",
                  si_range(p.byte_rate, "B/s"), p.bound or "—", _pct(p.of_ceiling)]
         if vendor:
             cells.append(_pct(p.of_vendor) if p.vendor else "no vendor figure")
-        body.append("<tr>" + "".join(f"<td>{fmt.esc(x)}</td>" for x in cells) + "</tr>")
+        body.append(cells)
     sources = sorted({p.vendor.source for p in points if p.vendor})
     against = ("each run's rate is set against that run's ceilings" if paired else
                "each run's rate is set against the median measured ceilings (fig-machine-peak's runs "
@@ -196,60 +223,117 @@ def placed_table(points: list[Placed], source: str, paired: bool = True, session
     note = (f"Median [min..max] over runs; {against}. "
             + ("Vendor figures: " + "; ".join(sources) + "." if sources else
                "No vendor figure is on record for this device kind: only the measured ceiling is shown.")
-            + (f" {sessions}" if sessions else ""))
-    return (f"<div class=\"bench-roofline-table\" markdown=\"0\">\n<table title=\"{fmt.esc(source)}\">\n"
-            "<thead><tr>" + "".join(f"<th>{fmt.esc(h)}</th>" for h in head) + "</tr></thead>\n<tbody>\n"
-            + "\n".join(body) + f"\n</tbody>\n</table>\n<p class=\"bench-meta\">{fmt.esc(note)}</p>\n</div>")
+            + (f" {sessions}" if sessions else "")
+            + (" A share above 100 % of the memory roof beats no ceiling: that roof is measured over arrays "
+               "larger than the last-level cache, and data that fits in a cache can be served faster." if any(
+                   p.bound == "memory" and p.of_ceiling and p.of_ceiling.median > 1 for p in points) else ""))
+    return render("roofline_table.html", source=source, head=head, body=body, note=note)
 
 
 # --- the chart ---------------------------------------------------------------------------
 
-def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> str:
+W, H = 680, 400  # user units; bench.css keeps the figure at least 680 px wide (it scrolls on a phone)
+LEFT, RIGHT, TOP, BOTTOM = 112, 16, 14, 336  # the plot's box; below it the x ticks and the x title
+FONT = 12
+
+
+def _decades(low: float, high: float) -> tuple[float, float]:
+    return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
+
+
+CHAR = 0.6  # average glyph width per font-size unit
+
+
+def _flops_label(value: float) -> str:
+    """A decade tick: ``10 GFLOP/s``, ``1 TFLOP/s``, ``100 MFLOP/s``."""
+    scale, prefix = next(((v, p) for v, p in SI_PREFIXES if value >= v), SI_PREFIXES[-1])
+    return f"{value / scale:g} {prefix}FLOP/s"
+
+
+def _place_label(x: float, y: float, width: float, taken: list[tuple[float, float, float, float]]
+                 ) -> tuple[float, float, str]:
+    """Where a dot's label goes: the first of a few spots around the dot whose box stays inside the
+    plot and clear of the labels already placed (the last spot tried if none is clear)."""
+    # Below the dot first: the roofs run above every workload, so text there crosses no line.
+    spots = [(7, 15), (-7, 15), (7, -6), (-7, -6), (7, 29), (-7, 29), (7, -20), (-7, -20)]
+    for dx, dy in spots:
+        left = x + dx if dx > 0 else x + dx - width
+        box = (left, y + dy - FONT, left + width, y + dy + 3)
+        inside = LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM
+        clear = all(box[2] < b[0] or b[2] < box[0] or box[3] < b[1] or b[3] < box[1] for b in taken)
+        if inside and clear:
+            break
+    taken.append(box)
+    return x + dx, y + dy, "start" if dx > 0 else "end"
+
+
+CAPTION = ("Roofline of {title}: each dot is a workload at its arithmetic intensity, at the median of its runs' "
+           "achieved FLOP/s (bar: lowest to highest run); solid lines are the measured ceilings, dashed lines the "
+           "vendor's where the device kind is on record. Workloads that move bytes and compute nothing are in "
+           "the table only.")
+
+
+def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
     """Intensity against achieved FLOP/s, log-log, under the measured roofline of each
-    dtype (solid) and the vendor's (dashed) where it is known."""
-    from . import chart  # matplotlib, only when a chart is drawn
-    plt, ticker = chart.plt, chart.matplotlib.ticker
+    dtype (solid) and the vendor's (dashed) where it is known. Hand-built SVG
+    (``templates/roofline.html``), text in ``currentColor``: the same bytes for the same data."""
+    from .chart import PALETTE
+
     if c.memory.empty or not c.compute:
         raise ValueError("no ceilings measured")
     bw = float(c.memory.median())
-    xs = [p.intensity for p in points] or [1.0]
-    lo, hi = min(xs + [0.05]) / 3, max(xs + [max(c.compute[d].median() for d in c.compute) / bw]) * 5
-    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-    with plt.rc_context(chart.STYLE):
-        fig, ax = plt.subplots(figsize=(7.5, 4.4))
-        for i, (dtype, peak) in enumerate(sorted(c.compute.items())):
-            colour = chart.PALETTE[i % len(chart.PALETTE)]
-            ax.plot(grid, [min(float(peak.median()), bw * x) for x in grid], color=colour, lw=1.4,
-                    label=f"measured roofline, {dtype}")
-            vendor = vendor_peak(c.device_kind, dtype)
-            if vendor:
-                ax.plot(grid, [min(vendor.flops, vendor.bytes_per_s * x) for x in grid], color=colour,
-                        lw=1, ls="--", label=f"vendor roofline, {dtype}")
-        for i, p in enumerate(points):
-            colour = chart.PALETTE[sorted(c.compute).index(p.dtype) % len(chart.PALETTE)] \
-                if p.dtype in c.compute else chart.INK
-            s = p.flop_rate
-            ax.errorbar([p.intensity], [s.median], yerr=[[s.median - s.low], [s.high - s.median]],
-                        fmt="o", ms=4, color=colour, capsize=2)
-            text = p.label.replace("op=", "").replace(", n=", " n=")
-            text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
-            ax.annotate(text, (p.intensity, s.median), textcoords="offset points",
-                        xytext=(5, -10 if i % 2 else 4), fontsize=8.5)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
-        ax.set_ylabel("achieved FLOP/s")
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(
-            lambda v, _: si_range(stats.Summary(v, v, v, 1), "FLOP/s").split(" [")[0] if v > 0 else "0"))
-        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
-        fig.subplots_adjust(left=0.18, right=0.97, top=0.95, bottom=0.13)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", dpi=160, metadata={"Date": None, "Creator": None})
-        plt.close(fig)
-    return chart._inline(buf.getvalue(), title)
+    dots = [p for p in points if p.flop_rate]
+    dtypes = sorted(c.compute)
+    vendors = {d: vendor_peak(c.device_kind, d) for d in dtypes}
+    peaks = {d: float(c.compute[d].median()) for d in dtypes}
+    xs = [p.intensity for p in dots] + [peaks[d] / bw for d in dtypes]
+    ys = [p.flop_rate.low for p in dots] + [p.flop_rate.high for p in dots] + list(peaks.values())
+    ys += [v.flops for v in vendors.values() if v]
+    x_lo, x_hi = _decades(min(xs) / 2, max(xs) * 2)
+    y_lo, y_hi = _decades(min(ys) / 1.5, max(ys) * 1.5)
+
+    def x_of(v: float) -> float:
+        return LEFT + (math.log10(v) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * (W - RIGHT - LEFT)
+
+    def y_of(v: float) -> float:
+        v = min(max(v, y_lo), y_hi)
+        return BOTTOM - (math.log10(v) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)) * (BOTTOM - TOP)
+
+    def roof(peak: float, bandwidth: float) -> str:
+        ridge = min(max(peak / bandwidth, x_lo), x_hi)
+        start = max(x_lo, y_lo / bandwidth)  # where the slanted roof enters the plot
+        return (f"M{x_of(start):.1f} {y_of(bandwidth * start):.1f}L{x_of(ridge):.1f} {y_of(min(peak, bandwidth * ridge)):.1f}"
+                f"L{x_of(x_hi):.1f} {y_of(peak):.1f}")
+
+    colour = {d: PALETTE[i % len(PALETTE)] for i, d in enumerate(dtypes)}
+    lines, legend = [], []
+    for d in dtypes:
+        lines.append({"d": roof(peaks[d], bw), "colour": colour[d], "dash": ""})
+        legend.append({"colour": colour[d], "dash": False, "text": f"measured roofline, {d}"})
+        if vendors[d]:
+            lines.append({"d": roof(vendors[d].flops, vendors[d].bytes_per_s), "colour": colour[d], "dash": "6 4"})
+            legend.append({"colour": colour[d], "dash": True, "text": f"vendor roofline, {d}"})
+    # taken: boxes to keep labels off: every dot, then each label as it is placed
+    taken = [(x_of(p.intensity) - 5, y_of(p.flop_rate.median) - 5, x_of(p.intensity) + 5,
+              y_of(p.flop_rate.median) + 5) for p in dots]
+    marks = []
+    for p in dots:
+        x, y, s = x_of(p.intensity), y_of(p.flop_rate.median), p.flop_rate
+        text = p.label.replace("op=", "").replace(", n=", " n=")
+        text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
+        tx, ty, anchor = _place_label(x, y, len(text) * CHAR * FONT, taken)
+        marks.append({"x": f"{x:.1f}", "y": f"{y:.1f}", "lo": f"{y_of(s.low):.1f}", "hi": f"{y_of(s.high):.1f}",
+                      "colour": colour.get(p.dtype, "currentColor"), "text": text, "tx": f"{tx:.1f}",
+                      "ty": f"{ty:.1f}", "anchor": anchor,
+                      "tip": f"{p.label} ({p.dtype}): {fmt.sig(p.intensity)} FLOP per byte, "
+                             f"{si_range(s, 'FLOP/s')}"})
+    x_ticks = [10.0 ** e for e in range(round(math.log10(x_lo)), round(math.log10(x_hi)) + 1)]
+    y_ticks = [10.0 ** e for e in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1)]
+    return render("roofline.html", title=title, width=W, height=H, font=FONT, left=LEFT, right=W - RIGHT,
+                  top=TOP, bottom=BOTTOM, lines=lines, marks=marks, legend=legend,
+                  x_ticks=[{"x": f"{x_of(t):.1f}", "text": f"{t:g}"} for t in x_ticks],
+                  y_ticks=[{"y": f"{y_of(t):.1f}", "text": _flops_label(t)} for t in y_ticks],
+                  x_title_y=BOTTOM + 44, y_title_x=16, mid=(TOP + BOTTOM) / 2, caption=CAPTION.format(title=title))
 
 
 # --- crossovers --------------------------------------------------------------------------
@@ -314,8 +398,9 @@ def crossover(frame: pd.DataFrame, a: str, b: str, by: str = "n") -> Crossover:
 
 # --- the bench:roofline marker -----------------------------------------------------------
 
-def _value(title_html: str, text: str) -> str:
-    return f'<span class="bench-value" title="{title_html}">{fmt.esc(text)}</span>'
+def _value(title: str, text: str) -> str:
+    from .render import value  # render draws panels; this module only needs its value span
+    return str(value(text, title))
 
 
 SHOWS = ("chart", "table", "ceiling", "percent", "bound", "intensity", "crossover")
@@ -328,13 +413,13 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
     show = opts.pop("show", "chart")
     if show not in SHOWS:
         raise ValueError(f"unknown show={show} (known: {', '.join(SHOWS)})")
-    title = fmt.esc(source)
+    title = source
     if show == "crossover":
         a, b, by = opts.pop("a", None), opts.pop("b", None), opts.pop("by", "n")
         if not (a and b):
             raise ValueError("show=crossover needs a= and b= variants")
         text = crossover(select(frame, opts) if opts else frame, a, b, by).text()
-        return _value(f"{title}: where {fmt.esc(a)} stops being slower than {fmt.esc(b)}", text)
+        return _value(f"{title}: where {a} stops being slower than {b}", text)
     if peak_frame is None:
         raise ValueError("no fig-machine-peak results on this machine to take the ceilings from")
     c = ceilings(peak_frame)
@@ -350,13 +435,9 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
     rows = select(frame, opts) if opts else frame
     points = placed(rows, c, keys, paired=paired)
     if show == "chart":
-        return f'<figure class="bench-chart bench-roofline">{roofline_svg(points, c, source)}' \
-               f"<figcaption>Roofline of {title}: " \
-               "each dot is a workload at its arithmetic intensity, at the median of its runs' achieved " \
-               "FLOP/s (bars: lowest to highest run); solid lines are the measured ceilings, dashed " \
-               "lines the vendor's where the device kind is on record.</figcaption></figure>"
+        return str(roofline_svg(points, c, source))
     if show == "table":
-        return placed_table(points, source, paired, session_note(rows, peak_frame))
+        return str(placed_table(points, source, paired, session_note(rows, peak_frame)))
     if len(points) != 1:
         raise ValueError(f"show={show} needs filters that select one workload, got {len(points)}")
     (p,) = points
@@ -371,5 +452,32 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
             raise ValueError("no measured ceiling for this workload's dtype")
         text = _pct(p.of_ceiling)
         if session_note(rows, peak_frame):
-            return _value(f"{title}: {show}. {fmt.esc(session_note(rows, peak_frame))}", text + " (across sessions)")
+            return _value(f"{title}: {show}. {session_note(rows, peak_frame)}", text + " (across sessions)")
     return _value(f"{title}: {show}", text)
+
+
+# --- a figure's panel: its rows against the same machine's ceilings ---------------------------
+
+CEILING_FIGURE = "fig-machine-peak"
+
+
+def applies(frame: pd.DataFrame) -> bool:
+    """Whether a figure's rows record bytes moved (and so can be set against a ceiling)."""
+    return "bytes_moved" in frame and bool((frame["bytes_moved"].fillna(0) > 0).any())
+
+
+def panel_section(frame: pd.DataFrame, peak_frame: pd.DataFrame | None, keys: list[str], source: str,
+                  peak_link: str, chart: bool = False) -> str:
+    """The part of a figure's machine panel that sets its rows against the same machine's measured
+    ceilings: the placed table (and, for the ceiling figure itself, the roofline chart); a note
+    where the machine has no ceilings measured; "" where the rows move no bytes."""
+    if not applies(frame):
+        return ""
+    if peak_frame is None or peak_frame.empty:
+        return str(render("roofline_section.html", missing=True, peak_link=peak_link, chart="", table=""))
+    c = ceilings(peak_frame)
+    paired = frame is peak_frame or frame["figure_id"].iloc[0] == peak_frame["figure_id"].iloc[0]
+    points = placed(frame, c, keys, paired=paired)
+    drawn = roofline_svg(points, c, source) if chart and any(p.flop_rate for p in points) else ""
+    table = placed_table(points, source, paired, session_note(frame, peak_frame))
+    return str(render("roofline_section.html", missing=False, peak_link=peak_link, chart=drawn, table=table))

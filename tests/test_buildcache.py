@@ -55,7 +55,7 @@ def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     fig, path, _ = setup
     rendered = []
     real = render.machine_panel
-    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg: rendered.append((tab.stale, url))
+    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg, ceiling="": rendered.append((tab.stale, url))
                         or real(tab, url, svg))
     harness = provenance.harness_sha256()
     one, two = table_of(path, fig, CodeHash("x" * 64, harness)), table_of(path, fig, CodeHash("y" * 64, harness))

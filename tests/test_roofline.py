@@ -104,8 +104,45 @@ def test_table_and_chart_render():
     points = roofline.placed(frame, c, ["op", "n"])
     html = roofline.placed_table(points, "synthetic")
     assert "% of measured ceiling" in html and "% of vendor peak" not in html
-    svg = roofline.roofline_svg(points, c, "synthetic")
-    assert svg.startswith("<svg") and "currentColor" in svg
+    drawn = str(roofline.roofline_svg(points, c, "synthetic <b>"))
+    assert drawn.count("<circle") == len(points)  # one dot a workload
+    assert drawn.count('stroke-dasharray="6 4"') == 0  # cpu: no vendor roof drawn
+    assert 'fill="currentColor"' in drawn and "<b>" not in drawn and "synthetic &lt;b&gt;" in drawn
+
+
+def test_the_chart_draws_a_vendor_roof_only_where_the_device_kind_is_on_record():
+    frame = _peak_frame().assign(device_kind="NVIDIA H200")
+    c = roofline.ceilings(frame)
+    drawn = str(roofline.roofline_svg(roofline.placed(frame, c, ["op", "n"]), c, "h200"))
+    assert drawn.count('stroke-dasharray="6 4"') == 1 and "vendor roofline, float32" in drawn
+
+
+def _copy_rows(n_runs=3):
+    # a copy that moves 1e8 bytes in 20 ms a run: 5 GB/s, half the 10 GB/s memory ceiling; no FLOPs
+    return pd.DataFrame([{"run": run, "variant": "copy", "dtype": "float32", "p_n": 1, "time_s": 0.02,
+                          "flops": float("nan"), "bytes_moved": 1e8, "params": "n=1", "device_kind": "cpu",
+                          "figure_id": "fig-other", "session_id": "s"} for run in range(n_runs)])
+
+
+def test_a_row_that_only_moves_bytes_is_set_against_the_memory_ceiling():
+    c = roofline.ceilings(_peak_frame())
+    (p,) = roofline.placed(_copy_rows(), c, ["n"], paired=False)
+    assert p.flop_rate is None and p.intensity == 0.0 and p.bound == "memory"
+    assert p.of_ceiling.median == pytest.approx(0.5)
+    html = str(roofline.placed_table([p], "synthetic", paired=False))
+    assert "moves bytes only" in html and "50 %" in html
+
+
+def test_panel_section_says_when_the_machine_has_no_ceilings_and_is_empty_without_bytes():
+    rows = _copy_rows()
+    missing = roofline.panel_section(rows, None, ["n"], "fig-other on m", "../peak/")
+    assert "No fig-machine-peak results on this machine" in missing and 'href="../peak/"' in missing
+    assert roofline.panel_section(rows.assign(bytes_moved=float("nan")), None, ["n"], "x", "l") == ""
+    peak = _peak_frame().assign(figure_id="fig-machine-peak", session_id="s")
+    shown = roofline.panel_section(rows, peak, ["n"], "fig-other on m", "l")
+    assert "% of measured ceiling" in shown and "<circle" not in shown  # a table; the chart is the peak figure's
+    own = roofline.panel_section(peak, peak, ["op", "n"], "fig-machine-peak on m", "l", chart=True)
+    assert own.count("<circle") == 3 and "each run&#39;s rate is set against that run&#39;s ceilings" in own
 
 
 def test_rows_and_ceilings_from_different_sessions_are_said_to_be():
@@ -118,3 +155,12 @@ def test_rows_and_ceilings_from_different_sessions_are_said_to_be():
     assert roofline.session_note(same, same) == ""
     note = roofline.session_note(same, other)
     assert "session s1" in note and "session s2" in note and "not that a ceiling was beaten" in note
+
+
+def test_variants_that_are_not_dtypes_name_their_rows_and_a_dispatch_rate_is_flagged():
+    c = roofline.ceilings(_peak_frame())
+    rows = pd.concat([_copy_rows().assign(variant="blocked", boundary="completed", flops=1e8),
+                      _copy_rows().assign(variant="naive", boundary="dispatch", flops=1e8, time_s=1e-5)])
+    labels = {p.label.split(":")[0]: p.label for p in roofline.placed(rows, c, ["n"], paired=False)}
+    assert set(labels) == {"blocked", "naive"}
+    assert "never reached" in labels["naive"] and "never reached" not in labels["blocked"]

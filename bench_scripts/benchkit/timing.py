@@ -321,3 +321,20 @@ def timed(timer: Callable[..., float], *args: Any, calls: int = 1) -> Sample:
     with compiles.count() as seen:
         t = timer(*args)
     return Sample(t, calls, seen.n, seen.cache_hits)
+
+
+# --8<-- [start:completed-sampler]
+def completed_sampler(fn: Callable, args: Sequence, block: Block, *, warm_calls: int = WARMUP_CALLS,
+                      clock: Clock = time.perf_counter) -> Callable[[], Sample]:
+    """Samples of ``fn(*args)`` at the completed boundary with the caller's ``block``
+    (the identity for a NumPy result, which is ready when the call returns: a pytree
+    walk would be charged to NumPy alone). Warmed, then ``k`` calls a sample, k sized
+    once from one call's wall time so that a sample spans about ``MIN_SAMPLE_S``."""
+    for _ in range(warm_calls):
+        block(fn(*args))
+    t0 = clock()
+    block(fn(*args))
+    calls = choose_calls(clock() - t0)
+    return lambda: timed(lambda: time_completed(fn, args, block=block, calls=calls, clock=clock),
+                         calls=calls)
+# --8<-- [end:completed-sampler]
