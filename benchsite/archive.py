@@ -130,6 +130,7 @@ def compact(header: list[str], rows: list[dict[str, str]], where: str = "") -> d
     Rows keep the raw file's order of first appearance, so the same rows always give
     the same text (the site compares nothing; it reads the text back)."""
     provenance = [c for c in header if c not in ("variant", "boundary", "dtype", "shape", "params", "run",
+                                                 "process_index", "process_count",
                                                  "sample", "seq", "calls", "compiles", "cache_hits", "time_s",
                                                  "detail", *OPTIONAL_NUMBERS)]
     by_session: dict[str, tuple[dict[tuple[str, ...], list[dict[str, str]]], dict[str, dict[str, str]]]] = {}

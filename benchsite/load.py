@@ -35,6 +35,7 @@ from benchkit.schema import (
     READABLE_VERSIONS,
     SCHEMA_VERSION,
     V1_MISSING,
+    V2_MISSING,
     figure_id_for,
     parse_params,
 )
@@ -47,6 +48,8 @@ POSITIVE_COLUMNS = frozenset({"time_s"})
 NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "size_bytes", "calls",
                                   "compiles", "run", "sample", "device_count", "cpu_count"})
 V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
+V2_COLUMNS = tuple(c for c in COLUMNS if c not in V2_MISSING)
+UPGRADES = {1: V1_MISSING, 2: V2_MISSING}  # older header -> what its rows read in the new columns
 INT_PATTERN = r"[+-]?[0-9]+"
 _INT = re.compile(INT_PATTERN)
 BOOLS = {"true": True, "false": False}
@@ -58,12 +61,13 @@ class ResultsError(ValueError):
 
 
 def header_version(header: list[str]) -> int:
-    """The schema version a header belongs to: 2 (today's) or 1 (upgraded on load)."""
-    return 1 if list(header) == list(V1_COLUMNS) else SCHEMA_VERSION
+    """The schema version a header belongs to: today's, or 1 or 2 (upgraded on load)."""
+    old = {V1_COLUMNS: 1, V2_COLUMNS: 2}
+    return old.get(tuple(header), SCHEMA_VERSION)
 
 
 def _check_header(header: list[str], path: Path) -> None:
-    if header_version(header) == 1:
+    if header_version(header) in UPGRADES:
         return
     repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
@@ -236,8 +240,8 @@ def _raw_frame(rec: _Records, version: int) -> tuple[pd.DataFrame, np.ndarray]:
                                                for r in rec.rows]
     raw = pd.DataFrame(dict(zip(rec.header, (np.array(c, dtype=object) for c in zip(*rows)))), dtype=object) \
         if rows else pd.DataFrame(columns=rec.header, dtype=object)
-    if version == 1:
-        raw = raw.assign(**V1_MISSING)
+    if version in UPGRADES:
+        raw = raw.assign(**UPGRADES[version])
     return raw[list(COLUMNS)], short
 
 

@@ -141,6 +141,7 @@ def _meta(frame: pd.DataFrame) -> dict:
     return {"machine": first["machine"], "platform": first["platform"], "device_kind": first["device_kind"],
             "jax": _distinct(frame, "jax_version"), "date": _distinct(frame, "timestamp_utc")[:10],
             "boundary": _distinct(frame, "boundary"), "runs": frame["run"].nunique(),
+            "processes": int(frame["process_count"].max()) if "process_count" in frame else 1,
             "samples": fmt.count_span(int(per_run.min()), int(per_run.max()), "sample")}
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import compiles, provenance, timing
 from .results import to_csv_text, write_atomic
+from .runner import CANNOT_RUN_HERE, figure_settings
 from .schema import format_params
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,8 @@ class Config:
     smoke: bool
     platform: str
     seed: int = 0  # the run's order seed: variants are measured in an order drawn from it
+    process_index: int = 0  # which of the run's processes this is (FIGURE "processes")
+    process_count: int = 1
 
     @property
     def budget_s(self) -> float:
@@ -92,6 +95,8 @@ class Recorder:
         for s in samples:
             self.rows.append({"variant": variant, "boundary": boundary, "dtype": dtype,
                               "shape": shape, "params": params_text, "run": self.config.run,
+                              "process_index": self.config.process_index,
+                              "process_count": self.config.process_count,
                               "sample": self._next_sample[key], "seq": self._next_seq,
                               "calls": s.calls, "compiles": s.compiles,
                               "cache_hits": s.cache_hits, "time_s": s.time_s, **extra})
@@ -247,17 +252,49 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--artifacts", type=Path, help="worker: folder for side files")
     parser.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
                         help="tiny sizes and budgets, so the script is exercised quickly")
+    parser.add_argument("--coordinator", default="", help="worker of a multi-process run: host:port")
+    parser.add_argument("--num-processes", type=int, default=1, help="worker: processes in the run")
+    parser.add_argument("--process-id", type=int, default=0, help="worker: this process's index")
     parser.add_argument("--runs", type=int, help="orchestrator: number of processes (R)")
     parser.add_argument("--results", type=Path, help="orchestrator: results root folder")
     return parser.parse_args(argv)
 
 
+class CannotRunHere(RuntimeError):
+    """This machine cannot run the figure (too few devices, no accelerator): reported, not failed."""
+
+
+def start_runtime(script: Path, args: argparse.Namespace) -> None:
+    """Before anything touches a backend: the figure's simulated CPU devices (``FIGURE``
+    ``"cpu_devices"``), then, in a multi-process run, ``jax.distributed`` with the
+    coordinator the runner chose. Refuses (``CannotRunHere``) when the figure needs more
+    devices (``"min_devices"``, counted over every process) than there are."""
+    import jax
+
+    settings = figure_settings(script)
+    if "cpu_devices" in settings:
+        jax.config.update("jax_num_cpu_devices", int(settings["cpu_devices"]))
+    if args.coordinator:
+        jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
+                                   process_id=args.process_id, initialization_timeout=60)
+    need = int(settings.get("min_devices", 1))
+    if jax.device_count() < need:
+        raise CannotRunHere(f"needs {need} devices across its processes; this machine has "
+                            f"{jax.device_count()} ({jax.devices()[0].platform})")
+
+
 # --8<-- [start:worker]
 def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else 1000 + args.run_index
+    try:
+        start_runtime(script, args)  # multi-process: joins the run's jax.distributed runtime
+    except CannotRunHere as err:
+        print(f"{script.name}: cannot run here: {err}", file=sys.stderr)
+        return CANNOT_RUN_HERE
     compiles.disable_persistent_cache()  # before provenance, which records the cache's state
     fields = provenance.collect_all(script, REPO, session_id=args.session, order_seed=seed)
-    config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]), seed=seed)
+    config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]), seed=seed,
+                    process_index=args.process_id, process_count=args.num_processes)
     recorder = Recorder(config, args.artifacts)
     try:
         measure(recorder)
@@ -267,7 +304,10 @@ def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse
     except compiles.PersistentCacheHit as err:
         print(f"{script.name}: refused: {err}", file=sys.stderr)
         return 5
-    if not recorder.rows:
+    except CannotRunHere as err:
+        print(f"{script.name}: cannot run here: {err}", file=sys.stderr)
+        return CANNOT_RUN_HERE
+    if not recorder.rows and config.process_index == 0:  # other processes may leave the recording to 0
         print(f"{script.name}: measure() recorded no samples", file=sys.stderr)
         return 4
     write_atomic(args.out, to_csv_text({**fields, **row} for row in recorder.rows))

@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .schema import COLUMNS
+from .schema import COLUMNS, WRITE_DEFAULTS
 
 Row = Mapping[str, object]
 
@@ -36,7 +36,7 @@ def to_csv_text(rows: Iterable[Row]) -> str:
         extra = set(row) - set(COLUMNS)
         if extra:
             raise ValueError(f"row {i}: columns not in the schema: {sorted(extra)}")
-        writer.writerow([_cell(row.get(col)) for col in COLUMNS])
+        writer.writerow([_cell(row.get(col, WRITE_DEFAULTS.get(col))) for col in COLUMNS])
     return buf.getvalue()
 
 

@@ -11,11 +11,22 @@ Standard library only: this process never imports jax; its workers do.
   all R runs succeeded; a failure or an interrupt leaves the old file as it was.
 * Only the folder of the machine that measured is written.
 * One ``make bench`` at a time: a second is refused while the lock is held.
+* A figure whose ``FIGURE`` sets ``"processes": N`` runs as N worker processes
+  per run, started together with a coordinator address on 127.0.0.1 (a free
+  port), ``--num-processes`` and ``--process-id``; they join one
+  ``jax.distributed`` runtime and each writes its own rows (``process_index``,
+  ``process_count``). A worker that dies or hangs fails the run within the
+  figure's timeout: every other worker of the run is killed and reaped, nothing
+  is published, and the port is free again.
+* A worker that exits with ``CANNOT_RUN_HERE`` (the figure needs more devices
+  than this machine has) marks its figure skipped, with the worker's reason;
+  that is not a failure of the session.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import csv
 import fcntl
@@ -24,6 +35,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +50,12 @@ from .results import read_rows, to_csv_text, write_atomic
 REPO = BENCH_DIR.parent
 DEFAULT_RUNS = 9
 RUN_TIMEOUT_S = 900  # one process of one figure; far above any figure's budget
+MULTI_TIMEOUT_S = 300  # one multi-process run (default; FIGURE "timeout_s" overrides): a hung peer
+CANNOT_RUN_HERE = 6  # a worker's exit status: this machine cannot run the figure (not a failure)
+POLL_S = 0.05  # how often a multi-process run's workers are checked
+# FIGURE keys that shape how a figure runs: worker processes per run, a run's time limit,
+# simulated CPU devices per process (set before the backend starts), devices it needs in all.
+RUNTIME_KEYS = ("processes", "timeout_s", "cpu_devices", "min_devices")
 
 
 class BenchLocked(RuntimeError):
@@ -50,6 +68,7 @@ class Outcome:
     ok: bool
     wall_s: float
     message: str
+    skipped: bool = False  # the machine cannot run this figure: reported, not a failure
 
 
 @contextlib.contextmanager
@@ -98,10 +117,47 @@ class Figure:
     parts: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
     error: str | None = None
+    skipped: str | None = None  # why this machine cannot run it
+    processes: int = 1  # worker processes per run (FIGURE "processes")
+    timeout_s: float = RUN_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        settings = figure_settings(self.script)
+        self.processes = int(settings.get("processes", 1))
+        default = MULTI_TIMEOUT_S if self.processes > 1 else RUN_TIMEOUT_S
+        self.timeout_s = float(settings.get("timeout_s", default))
 
     @property
     def stem(self) -> str:
         return self.script.stem
+
+    @property
+    def done(self) -> bool:
+        return self.error is not None or self.skipped is not None
+
+
+def figure_settings(script: Path) -> dict:
+    """The ``RUNTIME_KEYS`` of a script's ``FIGURE`` literal (read, never imported: this
+    process has no jax); {} when there is none."""
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return {}  # the worker reports a broken script itself
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FIGURE" for t in node.targets):
+            try:
+                meta = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            return {k: meta[k] for k in RUNTIME_KEYS if k in meta}
+    return {}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for one run's coordinator."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 _STOP = {signal.SIGINT, signal.SIGTERM}
@@ -131,25 +187,107 @@ def _run_worker(cmd: list[str]) -> tuple[int, str]:
     return proc.returncode, stderr
 
 
+def _kill_all(procs: list[subprocess.Popen]) -> None:
+    """Kill and reap every worker still running: none outlives its run."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+    for proc in procs:
+        proc.wait()
+
+
+def _run_group(cmds: list[list[str]], errs: list[Path], timeout_s: float) -> list[int | None]:
+    """Start one run's workers together and wait for all of them. The first worker to fail
+    (or the deadline) ends the run: the others are killed at once, since a peer of a dead
+    process waits in its collectives until the runtime's own (long) heartbeat timeout.
+    Returns each worker's exit status; ``None`` for one killed because another failed or
+    the time ran out. Interrupts are handled as in :func:`_run_worker`."""
+    procs: list[subprocess.Popen] = []
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    try:
+        try:
+            for cmd, err in zip(cmds, errs):
+                with open(err, "w") as fh:
+                    procs.append(subprocess.Popen(cmd, stderr=fh, stdout=subprocess.DEVNULL,
+                                                  preexec_fn=_unblock_stop_signals))
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held interrupt is raised here
+            deadline = time.monotonic() + timeout_s
+            while True:
+                codes = [p.poll() for p in procs]  # every worker, each time (any() would stop early)
+                if None not in codes or any(c not in (None, 0) for c in codes) or time.monotonic() > deadline:
+                    break
+                time.sleep(POLL_S)
+        finally:
+            _kill_all(procs)  # on success there is nothing left to kill
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return codes
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _worker_cmd(fig: Figure, run: int, session: str, smoke: bool, staging: Path, out: Path) -> list[str]:
+    return [sys.executable, str(fig.script), "--worker", "--run-index", str(run), "--out", str(out),
+            "--artifacts", str(staging / f"{fig.stem}.run{run}.artifacts"),
+            "--session", session, "--seed", str(run_seed(session, fig.stem, run))] + (["--smoke"] if smoke else [])
+
+
 def run_once(fig: Figure, run: int, session: str, smoke: bool, staging: Path) -> None:
-    """One process measures one run of one figure into a staging file."""
+    """One process (or ``fig.processes`` together) measures one run of one figure into staging files."""
+    if fig.processes > 1:
+        return run_group(fig, run, session, smoke, staging)
     part = staging / f"{fig.stem}.run{run}.csv"
-    cmd = [sys.executable, str(fig.script), "--worker", "--run-index", str(run), "--out", str(part),
-           "--artifacts", str(staging / f"{fig.stem}.run{run}.artifacts"),
-           "--session", session, "--seed", str(run_seed(session, fig.stem, run))]
     started = time.monotonic()
     try:
-        returncode, stderr = _run_worker(cmd + (["--smoke"] if smoke else []))
+        returncode, stderr = _run_worker(_worker_cmd(fig, run, session, smoke, staging, part))
     except subprocess.TimeoutExpired:
         fig.error = f"run {run + 1} exceeded {RUN_TIMEOUT_S} s"
         return
     finally:
         fig.wall_s += time.monotonic() - started
-    if returncode != 0:
-        tail = "\n".join(stderr.strip().splitlines()[-15:])
-        fig.error = f"run {run + 1} exited {returncode}:\n{tail}"
+    if returncode == CANNOT_RUN_HERE:
+        fig.skipped = _tail(stderr, 3) or "this machine cannot run it"
+    elif returncode != 0:
+        fig.error = f"run {run + 1} exited {returncode}:\n{_tail(stderr)}"
     else:
         fig.parts.append(part)
+
+
+def run_group(fig: Figure, run: int, session: str, smoke: bool, staging: Path) -> None:
+    """One run of a multi-process figure: ``fig.processes`` workers under one coordinator,
+    one staging file each; all of them, or the run failed."""
+    n, port = fig.processes, free_port()
+    staging.mkdir(parents=True, exist_ok=True)
+    parts = [staging / f"{fig.stem}.run{run}.p{i}.csv" for i in range(n)]
+    errs = [staging / f"{fig.stem}.run{run}.p{i}.err" for i in range(n)]
+    cmds = [_worker_cmd(fig, run, session, smoke, staging, part)
+            + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", str(n), "--process-id", str(i)]
+            for i, part in enumerate(parts)]
+    started = time.monotonic()
+    try:
+        codes = _run_group(cmds, errs, fig.timeout_s)
+    finally:
+        fig.wall_s += time.monotonic() - started
+    stderr = [e.read_text(errors="replace") if e.exists() else "" for e in errs]
+    if all(c == 0 for c in codes):
+        fig.parts.extend(parts)
+    elif CANNOT_RUN_HERE in codes:
+        fig.skipped = _tail(stderr[codes.index(CANNOT_RUN_HERE)], 3) or "this machine cannot run it"
+    else:
+        fig.error = f"run {run + 1} of {n} processes failed: " + "; ".join(
+            f"process {i} {_status(c, fig.timeout_s)}" for i, c in enumerate(codes))
+        first = next((i for i, c in enumerate(codes) if c not in (None, 0)), 0)
+        fig.error += f"\nprocess {first}:\n{_tail(stderr[first])}"
+
+
+def _status(code: int | None, timeout_s: float) -> str:
+    if code is None:
+        return f"killed (still running when the run ended; limit {timeout_s:g} s)"
+    if code < 0:
+        return f"died of signal {signal.Signals(-code).name}"
+    return f"exited {code}"
 
 
 def publish(fig: Figure, results: Path, staging: Path) -> Outcome:
@@ -164,7 +302,7 @@ def publish(fig: Figure, results: Path, staging: Path) -> Outcome:
     except (OSError, ValueError, RuntimeError, csv.Error) as err:
         return Outcome(fig.stem, False, fig.wall_s, str(err))
     return Outcome(fig.stem, True, fig.wall_s,
-                   f"{len(fig.parts)} runs -> {results_file(results, machine, fig.stem)}")
+                   f"{len(fig.parts) // fig.processes} runs -> {results_file(results, machine, fig.stem)}")
 
 
 def run_session(scripts: list[Path], runs: int, smoke: bool, results: Path, staging: Path,
@@ -180,17 +318,26 @@ def run_session(scripts: list[Path], runs: int, smoke: bool, results: Path, stag
         for run in range(runs):
             order = list(figures)
             random.Random(run_seed(session, "order", run)).shuffle(order)
-            for k, fig in enumerate(f for f in order if f.error is None):
+            for k, fig in enumerate(f for f in order if not f.done):
                 elapsed = time.monotonic() - started
                 print(f"[round {run + 1}/{runs}, {k + 1}/{len(order)}] {fig.stem} "
                       f"(elapsed {elapsed:.1f} s)", flush=True)
                 run_once(fig, run, session, smoke, staging)
                 if fig.error:
                     print(f"{fig.stem} FAILED: {fig.error}", file=sys.stderr, flush=True)
-        return [publish(f, results, staging) if f.error is None else Outcome(f.stem, False, f.wall_s, f.error)
-                for f in figures]
+                elif fig.skipped:
+                    print(f"{fig.stem} skipped: {fig.skipped}", file=sys.stderr, flush=True)
+        return [_outcome(f, results, staging) for f in figures]
     finally:
         _clear(staging)
+
+
+def _outcome(fig: Figure, results: Path, staging: Path) -> Outcome:
+    if fig.skipped is not None:
+        return Outcome(fig.stem, True, fig.wall_s, f"cannot run here: {fig.skipped}", skipped=True)
+    if fig.error is not None:
+        return Outcome(fig.stem, False, fig.wall_s, fig.error)
+    return publish(fig, results, staging)
 
 
 def _clear(staging: Path) -> None:
@@ -202,11 +349,15 @@ def _clear(staging: Path) -> None:
 def _summary(outcomes: list[Outcome], total_s: float) -> str:
     lines = ["", "summary:"]
     for o in outcomes:
-        lines.append(f"  {'ok    ' if o.ok else 'FAILED'} {o.stem:<32} {o.wall_s:7.1f} s  "
+        state = "skipped" if o.skipped else "ok     " if o.ok else "FAILED "
+        lines.append(f"  {state} {o.stem:<32} {o.wall_s:7.1f} s  "
                      f"{o.message.splitlines()[0] if o.ok else ''}")
     failed = [o.stem for o in outcomes if not o.ok]
-    lines.append(f"  {len(outcomes) - len(failed)} of {len(outcomes)} figures measured "
+    skipped = [o.stem for o in outcomes if o.skipped]
+    lines.append(f"  {len(outcomes) - len(failed) - len(skipped)} of {len(outcomes)} figures measured "
                  f"in {total_s:.1f} s")
+    if skipped:
+        lines.append(f"  skipped: {', '.join(skipped)} (this machine cannot run them; nothing written)")
     if failed:
         lines.append(f"  failed: {', '.join(failed)} (their previous results are unchanged)")
     return "\n".join(lines)

@@ -16,12 +16,17 @@ Format history (the newest last; ``results/README.md`` repeats it for readers):
      timed window); boundary ``wall`` (the wall time a whole measuring procedure
      took). Readers upgrade version 1 files: the new columns read
      ``unknown`` (text) or empty (numbers), ``seq`` is left empty.
+  3  multi-process runs: per sample ``process_index`` (which of the run's
+     processes measured it, 0-based) and ``process_count`` (how many processes
+     the run had: ``FIGURE["processes"]``, started together by the runner under
+     ``jax.distributed``). Readers upgrade version 1 and 2 files: every row was
+     measured by a run of one process, so ``process_index`` 0, ``process_count`` 1.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # older versions a reader upgrades on load
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # older versions a reader upgrades on load
 
 # Provenance: identical on every row of one run (one process).
 PROVENANCE_COLUMNS: tuple[str, ...] = (
@@ -71,6 +76,8 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "shape",
     "params",
     "run",
+    "process_index",
+    "process_count",
     "sample",
     "seq",
     "calls",
@@ -90,7 +97,8 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
 
-INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "sample", "seq", "calls",
+INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "process_index", "process_count",
+                         "sample", "seq", "calls",
                          "compiles", "cache_hits", "mem_total_bytes", "order_seed"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
 FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes", "load_avg_1m"})
@@ -99,8 +107,14 @@ NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matm
                                                    "jax_env", "cpu_isa", "seq", "load_avg_1m",
                                                    "mem_total_bytes"}
 
+# Columns a version 2 file lacks, and what an upgraded row holds in them: one process per run.
+V2_MISSING: dict[str, str] = {"process_index": "0", "process_count": "1"}
+
+# What a row means when a writer leaves these out: measured by a run of one process.
+WRITE_DEFAULTS: dict[str, object] = {"process_index": 0, "process_count": 1}
+
 # Columns a version 1 file lacks, and what an upgraded row holds in them.
-V1_MISSING: dict[str, str] = {
+V1_MISSING: dict[str, str] = {**V2_MISSING,
     "harness_sha256": "unknown", "session_id": "unknown", "cpu_vendor": "unknown",
     "cpu_family": "unknown", "cpu_model_number": "unknown", "cpu_stepping": "unknown",
     "cpu_flags_sha256": "unknown", "cpu_isa": "", "cpu_governor": "unknown", "cpu_mhz": "unknown",
