@@ -48,6 +48,7 @@ class Catalog:
     bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
+    disk: bool = False  # keep table models and comparisons under the build cache between builds
 
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
@@ -57,7 +58,7 @@ class Catalog:
         unless given (the site build passes the checkout it builds, which need not be this package's).
         ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
         figures = figures if figures is not None else all_figures(bench_dir)
-        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir)
+        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir, disk=cache is not None)
         for file in layout.discover(results):
             fig_id = figure_id_for(file.stem)
             if fig_id not in cat.figures:
@@ -117,8 +118,12 @@ class Catalog:
         return self.memo(("table", fig_id, machine), lambda: self._table(frame, fig_id, machine))
 
     def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
+        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
         try:
-            return Table.of(frame, self.figures[fig_id], self.current_sha(fig_id))
+            if not self.disk:
+                return Table.of(frame, fig, sha)
+            return self.stored("table", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)),
+                               lambda: Table.of(frame, fig, sha).detached()).attached(frame)
         except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
             self.errors[(fig_id, machine)] = f"{self.csv_path(fig_id, machine)}:1: {err}"
             del self.frames[(fig_id, machine)]
@@ -139,6 +144,17 @@ class Catalog:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def stored(self, kind: str, key: tuple, compute: Callable[[], T]) -> T:
+        """``compute()``, kept on disk between builds (when the catalog was built with a cache) by
+        ``key`` (everything it is made from: results files by their digest) and the code
+        (``sessions.cached``): a warm build reads a table model back instead of computing it."""
+        if not self.disk:
+            return compute()
+        from .load import _code_version as loader
+        from .sessions import cached  # sessions imports this module
+
+        return cached(kind, repr((key, loader())), compute)
 
     def csv_path(self, fig_id: str, machine: str) -> Path:
         return layout.results_file(self.results, machine, self.figures[fig_id].stem)

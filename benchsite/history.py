@@ -120,7 +120,14 @@ def _cells(cat, old: Session, new: Session) -> list[compare.Cell]:
 
 
 def step(cat, old: Session, new: Session, link) -> dict:
-    """One step of the history: the verdict on every cell and what changed around it."""
+    """One step of the history: the verdict on every cell and what changed around it (kept
+    between builds by the two sessions' digests and where the page links from)."""
+    links = [link(session_path(s.fig_id, s.machine, s.id)) for s in (old, new)] + [link(render.RULE_PATH)]
+    return cat.stored("step", (old.digest, new.digest, *links),
+                      lambda: _step(cat, old, new, link))
+
+
+def _step(cat, old: Session, new: Session, link) -> dict:
     found = _cells(cat, old, new)
     moved = [c for c in found if c.verdict == stats.RESULT]
     return {"old": old.id, "new": new.id, "old_href": link(session_path(old.fig_id, old.machine, old.id)),

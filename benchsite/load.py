@@ -72,7 +72,10 @@ def _check_header(header: list[str], path: Path) -> None:
     repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
         raise ResultsError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once in the header")
-    missing = [c for c in COLUMNS if c not in header]
+    # Missing against the version the header is closest to: a version-2 file that lost time_s
+    # lacks time_s, not the columns version 3 added.
+    closest = min((V1_COLUMNS, V2_COLUMNS, COLUMNS), key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
+    missing = [c for c in closest if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
     unknown = [c for c in header if c not in COLUMNS]

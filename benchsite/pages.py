@@ -138,8 +138,10 @@ def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
 
 def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
     # machines=True: these pages compare machines on purpose, so different hardware is the point
-    return cat.memo(("cells", fig.id, machine, ref), lambda: compare.table_cells(
-        cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True))
+    key = (fig.id, machine, ref, cat.csv_digest(fig.id, machine), cat.csv_digest(fig.id, ref), repr(fig),
+           repr(cat.current_sha(fig.id)))
+    return cat.memo(("cells", fig.id, machine, ref), lambda: cat.stored("cells", key, lambda: compare.table_cells(
+        cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True)))
 
 
 def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:
@@ -164,8 +166,8 @@ def ceiling_section(tab, ctx: Context) -> str:
     from . import roofline
 
     cat, fig, machine = ctx.catalog, tab.fig, tab.machine
-    if not roofline.applies(tab.frame):
-        return ""
+    if not fig.extra.get("ceilings", True) or not roofline.applies(tab.frame):
+        return ""  # FIGURE "ceilings": False: its bytes are not memory traffic (a collective's message)
     peak_id = roofline.CEILING_FIGURE
     has_peak = machine in cat.machines(peak_id) and not cat.problem(peak_id, machine)
     key = "\n".join([fig.id, machine, cat.csv_digest(fig.id, machine),

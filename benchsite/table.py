@@ -13,6 +13,7 @@ table, and the provenance lists every session.)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,6 +126,16 @@ class Table:
         machine = str(frame["machine"].iloc[0])
         return cls(fig, machine, frame, rows, _spreads(rows, fig),
                    stale_reason(frame, current) if current else "", choose_headline(rows, fig))
+
+    def detached(self) -> Table:
+        """This table without its samples (each row keeps its rows' index): what the build cache
+        stores, since the catalog has the frame already; :meth:`attached` puts them back."""
+        return dataclasses.replace(self, frame=None, rows=tuple(
+            dataclasses.replace(r, samples=r.samples.index.to_numpy()) for r in self.rows))
+
+    def attached(self, frame: pd.DataFrame) -> Table:
+        return dataclasses.replace(self, frame=frame, rows=tuple(
+            dataclasses.replace(r, samples=frame.loc[r.samples]) for r in self.rows))
 
     @property
     def runs(self) -> int:

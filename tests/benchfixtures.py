@@ -8,9 +8,30 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchkit import results
+from benchsite import pages
 from benchsite.figures import Figure
+from benchsite.markers import Context, expand
 from test_results import make_row
+
+
+@pytest.fixture
+def docs(tmp_path):
+    """A docs folder whose one chapter embeds fig-demo (import it into a test module to use it)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "chapter.md").write_text("# The chapter\n\n<!-- bench:figure fig-demo -->\n")
+    return folder
+
+
+def render_page(cat, src, docs, problems=None):
+    """A generated page's Markdown with its markers expanded and its stashed blocks filled in."""
+    ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
+                  (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
+    # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
+    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx))
 
 
 def demo_figure(tmp_path: Path, **overrides) -> Figure:

@@ -12,7 +12,6 @@ import shutil
 import pytest
 from test_bad_inputs import drop_column, replace_cell
 
-from benchkit.schema import COLUMNS
 from benchsite.figures import all_figures
 from conftest import REFERENCE, REPO, build_site
 
@@ -23,7 +22,8 @@ def truncate(text: str) -> str:
 
 # stem -> (damage, the message the build must name); every figure here is embedded in a chapter.
 DAMAGE = {
-    "dispatch_vs_completion": (truncate, rf":\d+: \d+ fields where the header has {len(COLUMNS)}"),
+    # the header's own width: a committed file may be an older schema version, upgraded on load
+    "dispatch_vs_completion": (truncate, r":\d+: \d+ fields where the header has \d+ \(truncated"),
     "block_placement": (lambda t: drop_column(t, "time_s"), r":1: missing column\(s\) time_s"),
     "statistic_choice": (lambda t: replace_cell(t, 5, "time_s", "nan"), r":5: column 'time_s' is nan"),
     "naive_vs_blocked": (lambda t: replace_cell(t, 3, "time_s", "-0.5"), r":3: .*a time must be positive"),

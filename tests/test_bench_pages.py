@@ -5,18 +5,14 @@ import re
 
 import pytest
 
-from benchfixtures import demo_figure, write_machine
+import benchfixtures
+from benchfixtures import demo_figure, render_page, write_machine
+from benchkit.schema import SCHEMA_VERSION
 from benchsite import pages
 from benchsite.catalog import Catalog
 from benchsite.markers import Context, expand
 
-
-@pytest.fixture
-def docs(tmp_path):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "chapter.md").write_text("# The chapter\n\n<!-- bench:figure fig-demo -->\n")
-    return folder
+docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 
 
 def build(tmp_path, machines, **fig_overrides):
@@ -24,13 +20,6 @@ def build(tmp_path, machines, **fig_overrides):
     for i, machine in enumerate(machines):
         write_machine(tmp_path / "results", machine, scale=1 + i, runs=5)
     return Catalog.build(tmp_path / "results", {fig.id: fig}, preferred=machines[0])
-
-
-def render_page(cat, src, docs, problems=None):
-    ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
-                  (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
-    # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
-    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx))
 
 
 @pytest.fixture(autouse=True)
@@ -115,7 +104,7 @@ def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
 def test_a_bad_file_is_named_on_the_index_and_reported(tmp_path, docs):
     cat = build(tmp_path, ["cpu-a", "cpu-b"])
     bad = tmp_path / "results" / "cpu-b" / "demo.csv"
-    bad.write_text(bad.read_text().replace("\n2,", "\n7,", 1))  # schema version 7 on line 2
+    bad.write_text(bad.read_text().replace(f"\n{SCHEMA_VERSION},", "\n7,", 1))  # schema version 7 on line 2
     cat = Catalog.build(tmp_path / "results", cat.figures, preferred="cpu-a")
     problems = []
     html = render_page(cat, "bench/index.md", docs, problems)

@@ -35,12 +35,13 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def serve():
+def _serving(handler):
+    """A fixture body: ``start(root)`` serves ``root`` with ``handler`` on a free port and returns
+    its URL; every server started is shut down when the fixture ends."""
     servers = []
 
     def start(root: Path) -> str:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_port}"
@@ -48,6 +49,11 @@ def serve():
     yield start
     for server in servers:
         server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def serve():
+    yield from _serving(Quiet)
 
 
 @pytest.fixture(scope="module")
@@ -220,30 +226,23 @@ PREFIX_PAGES = ["/bench/", "/bench/what-the-clock-caught/", "/bench/bench/fig-di
                 "/bench/lessons/benchmark-async-work/"]
 
 
+class Prefixed(Quiet):
+    """The site at /bench/ and nothing else: a request outside the prefix is a 404."""
+
+    def translate_path(self, path):
+        return super().translate_path(path.removeprefix("/bench"))
+
+    def send_head(self):
+        if not (self.path == "/bench" or self.path.startswith("/bench/")):
+            self.send_error(404)
+            return None
+        return super().send_head()
+
+
 @pytest.fixture(scope="module")
 def serve_under_bench():
     """The built site at /bench/ and nothing else: a request outside the prefix is a 404."""
-    servers = []
-
-    def start(root: Path) -> str:
-        class Prefixed(Quiet):
-            def translate_path(self, path):
-                return super().translate_path(path.removeprefix("/bench"))
-
-            def send_head(self):
-                if not (self.path == "/bench" or self.path.startswith("/bench/")):
-                    self.send_error(404)
-                    return None
-                return super().send_head()
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Prefixed, directory=str(root)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}"
-
-    yield start
-    for server in servers:
-        server.shutdown()
+    yield from _serving(Prefixed)
 
 
 def test_the_site_works_under_a_bench_prefix(built_site, serve_under_bench, page):

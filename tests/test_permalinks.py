@@ -22,7 +22,7 @@ def article(page) -> str:
 
 
 def session_of(path) -> str:
-    return re.search(r"\n2,fig-[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),", path.read_text()).group(1)
+    return re.search(r"\n\d+,fig-[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),", path.read_text()).group(1)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(bui
     repo_url = re.search(r'repo_url: !ENV \[REPO_URL, "([^"]+)"\]', (REPO / "mkdocs.yml").read_text()).group(1)
     url = f"{site_url.rstrip('/')}/bench/{FIG}/{REFERENCE}/{sid}/"
     assert f'<a href="{url}">' in page
-    commit = re.search(r"\n2,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
+    commit = re.search(r"\n\d+,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
     assert f'href="{repo_url}/tree/{commit}"' in page
     assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone " in page and "git checkout " in page
     assert f"[{FIG} on {REFERENCE}, session {sid}: " in page and f"]({url})" in page

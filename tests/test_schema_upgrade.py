@@ -77,3 +77,17 @@ def test_a_harness_change_marks_every_figure_stale(tmp_path):
     cat = Catalog.build(tmp_path / "results", {fig.id: fig})  # the next build, after the harness changed
     cat._sha[""] = "a-different-harness"
     assert cat.stale() == [("fig-demo", "cpu-test-2c")]
+
+
+def test_a_version_2_file_that_lost_a_column_is_told_which(tmp_path):
+    """The missing column is named against the version the header is closest to, not today's."""
+    from benchkit.schema import V2_MISSING
+
+    from benchsite import load
+
+    header = [c for c in load.V2_COLUMNS if c != "time_s"]
+    path = tmp_path / "x.csv"
+    path.write_text(",".join(header) + "\n")
+    with pytest.raises(load.ResultsError, match=r"x\.csv:1: missing column\(s\) time_s$"):
+        load._check_header(header, path)
+    assert set(V2_MISSING) == {"process_index", "process_count"}

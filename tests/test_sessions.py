@@ -11,12 +11,14 @@ import sys
 import textwrap
 
 import pytest
-from test_bench_pages import render_page
 
-from benchfixtures import demo_figure, write_machine
+import benchfixtures
+from benchfixtures import demo_figure, render_page, write_machine
 from benchsite import archive, sessions, stats
 from benchsite.catalog import Catalog
 from conftest import REFERENCE, REPO
+
+docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 
 OLD, NEW = "20260101T000000Z-0001", "20260201T000000Z-0002"
 BUDGET = 200_000  # bytes per machine for one kept session of all figures  # the issue's budget
@@ -155,14 +157,6 @@ def test_a_session_whose_provenance_names_another_place_is_refused(tmp_path):
 
 
 # --- history and what changed --------------------------------------------------------------
-
-@pytest.fixture
-def docs(tmp_path):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "chapter.md").write_text("# The chapter\n\n<!-- bench:figure fig-demo -->\n")
-    return folder
-
 
 def two_sessions(tmp_path, where=None, by=1.0):
     """demo on cpu-a: an earlier session kept, and the results file now holding a later one in

@@ -1,9 +1,10 @@
 """How the site build scales with machine folders (a benchmark of the build, not a figure).
 
 Copies every committed results file into N synthetic machine folders (other labels,
-same samples) in a temp dir, then times ``mkdocs build --strict`` (what ``make site``
-runs) against the committed results and against the copies, each with an empty
-chart cache (cold) and again with the cache it left (warm). Nothing is written
+same samples) in a temp dir beside the committed folders (which the chapters quote), then
+times ``mkdocs build --strict`` (what ``make site`` runs) against the committed results and
+against committed + copies, each with an empty build cache (cold) and again with the cache it
+left (warm). Nothing is written
 into the checkout except the built sites' temp dirs, which are removed.
 
     .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
@@ -16,6 +17,7 @@ import argparse
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,7 +41,10 @@ def relabel(text: str, machine: str) -> str:
 
 
 def synthesize(source: Path, target: Path, count: int) -> None:
-    """CSVs relabelled; side files (a trace, a memory profile) copied as they are."""
+    """The committed folders as they are (the chapters quote them: the reference machine, its kept
+    sessions), plus ``count`` copies: CSVs relabelled, side files (a trace, a memory profile) as they are."""
+    for folder in sorted(p for p in source.iterdir() if p.is_dir()):
+        shutil.copytree(folder, target / folder.name)
     files = sorted(p for p in source.glob("*/*") if p.is_file())
     for i in range(count):
         machine = f"synthetic-{i:03d}"
@@ -75,7 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="site-scaling-") as tmp:
         tmp_path = Path(tmp)
         synthesize(REPO / "results", tmp_path / "results", args.machines)
-        cases = [("committed results", REPO / "results"), (f"{args.machines} machine folders", tmp_path / "results")]
+        cases = [("committed results", REPO / "results"), (f"{args.machines} more folders", tmp_path / "results")]
         print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'pages':>6} {'site MB':>8}")
         for name, results in cases:
             cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"

@@ -4,26 +4,80 @@ markers, ship the CSVs.
 The work is in ``benchsite`` (installed into the venv by ``make venv``; no mkdocs
 import there); this file only wires it in. A build's state is one :class:`Build`,
 made afresh in ``on_config`` (``mkdocs serve`` rebuilds in the same process).
+
+The pages that number figures x machines (and x sessions), /bench/<fig>/<machine>/ and
+/bench/<fig>/<machine>/<session>/, are not mkdocs pages: mkdocs would run a fresh Markdown
+instance, the search indexer and the whole Material template for each (about 45 ms a page,
+minutes at a hundred machines). They are registered as files (so links to them, from any
+page, resolve and are checked as before), and ``on_post_build`` writes them: their Markdown
+through one Markdown instance with mkdocs' own link rewriting, put into a shell rendered once
+by the theme (header, nav, assets) with the title, canonical URL and table of contents swapped.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
+import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import markdown
+from markupsafe import Markup
 from mkdocs.structure.files import File, Files, InclusionLevel
-from mkdocs.utils import get_relative_url
+from mkdocs.structure.pages import (
+    Page,
+    _ExtractAnchorsTreeprocessor,
+    _ExtractTitleTreeprocessor,
+    _RawHTMLPreprocessor,
+    _RelativePathTreeprocessor,
+)
+from mkdocs.structure.toc import get_toc
+from mkdocs.utils import get_relative_url, write_file
+from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
+from benchsite import cachefile, history, markers, pages, render, roofline, sessions
 from benchsite import catalog as _catalog
-from benchsite import markers, pages
 from benchsite.buildcache import BuildCache, cache_dir
 
 log = logging.getLogger("mkdocs.plugins.bench")
+
+
+class DirectPage(File):
+    """A generated page that mkdocs links to but does not build: ``on_post_build`` writes it."""
+
+    def __init__(self, src_uri: str, text: str, config) -> None:
+        name = posixpath.splitext(src_uri)[0]
+        super().__init__(src_uri, None, config["site_dir"], config["use_directory_urls"],
+                         dest_uri=f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html",
+                         inclusion=InclusionLevel.NOT_IN_NAV)
+        self.text = text
+        self.anchor_ids: set[str] | None = None  # once written
+        self.links_to_anchors: dict = {}  # File -> {anchor: link}, once written
+
+    def is_documentation_page(self) -> bool:
+        return False
+
+    def is_static_page(self) -> bool:
+        return False
+
+    def is_media_file(self) -> bool:
+        return False
+
+    def copy_file(self, dirty: bool = False) -> None:
+        pass  # written by on_post_build
+
+
+def direct(uri: str) -> bool:
+    """Machine pages (bench/<fig>/<machine>.md), session pages (bench/<fig>/<machine>/<session>.md)
+    and what changed per machine (bench/changes/<machine>.md): all but the index and figure pages."""
+    parts = uri.split("/")
+    return len(parts) >= 3 and parts[0] == "bench" and parts[-1] != "index.md"
 
 
 @dataclass
@@ -33,10 +87,16 @@ class Build:
     cache: BuildCache = field(default_factory=BuildCache)
     markdown: Callable[[str], str] | None = None
     warned: set[str] = field(default_factory=set)
+    problems: int = 0  # reports so far, repeats included (a page that had one is not cached)
+    direct: list[DirectPage] = field(default_factory=list)
+    files: Files | None = None
+    nav: object = None
+    env: object = None
 
     def warn_once(self, message: str) -> None:
         # A bad file shows on the index, its figure page, its chapter and in prose: say so once.
         # A warning fails a strict build (with this message, no traceback); a lenient one goes on.
+        self.problems += 1
         if message not in self.warned:
             self.warned.add(message)
             log.warning(message)
@@ -81,28 +141,259 @@ def on_files(files: Files, config) -> Files:
         else:
             files.append(File.generated(config, uri, abs_src_path=str(path)))
     for uri, text in pages.generated_pages(build.catalog).items():
+        if direct(uri):
+            build.direct.append(DirectPage(uri, text, config))
+            files.append(build.direct[-1])
+            continue
         inclusion = InclusionLevel.UNDEFINED if uri == pages.INDEX_SRC else InclusionLevel.NOT_IN_NAV
         files.append(File.generated(config, uri, content=text, inclusion=inclusion))
+    build.files = files
     return files
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:
-    build = BUILD[0]
-    ctx = markers.Context(
+def on_nav(nav, config, files):
+    BUILD[0].nav = nav
+    return nav
+
+
+def on_env(env, config, files):
+    BUILD[0].env = env
+    return env
+
+
+def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
+    return markers.Context(
         catalog=build.catalog,
-        page=f"docs/{page.file.src_uri}",
-        link=lambda target: get_relative_url(target, page.url or "."),
+        page=f"docs/{src_uri}",
+        link=lambda target: get_relative_url(target, url or "."),
         on_problem=build.warn_once,
-        src_uri=page.file.src_uri,
+        src_uri=src_uri,
         docs_dir=Path(config["docs_dir"]),
         site_url=config.get("site_url") or "",
         repo_url=config.get("repo_url") or "",
         cache=build.cache,
         markdown=build.markdown,
     )
-    return markers.expand(markdown, ctx)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return markers.expand(markdown, _context(BUILD[0], config, page.file.src_uri, page.url))
 
 
 def on_post_page(output: str, page, config) -> str:
     """Charts go in last, after Markdown and the search index have seen the page."""
     return BUILD[0].cache.fill(output)
+
+
+# --- the pages mkdocs does not build --------------------------------------------------------
+
+# The body carries "<h1" so that the theme does not add a heading of its own (the page has one).
+SHELL_TITLE, SHELL_URL, SHELL_TOC = "BENCHSHELLTITLE", "BENCHSHELLURL/", "BENCHSHELLTOC"
+SHELL_BODY = "<!--<h1-->BENCHSHELLBODY"
+TOC_TEMPLATE = '{% import "partials/language.html" as lang with context %}{% include "partials/toc.html" %}'
+
+
+class _Writer:
+    """One Markdown instance with mkdocs' own link rewriting and anchor collection, and one theme
+    shell per page depth (relative links to assets and the nav depend on it)."""
+
+    def __init__(self, build: Build, config) -> None:
+        from mkdocs.commands.build import get_context
+
+        self.build, self.config, self.get_context = build, config, get_context
+        self.md = markdown.Markdown(extensions=config["markdown_extensions"], extension_configs=config["mdx_configs"])
+        self.raw = _RawHTMLPreprocessor()
+        self.raw._register(self.md)
+        self.anchors = _ExtractAnchorsTreeprocessor(None, build.files, config)
+        self.anchors._register(self.md)
+        self.links = _RelativePathTreeprocessor(None, build.files, config)
+        self.links._register(self.md)
+        self.title = _ExtractTitleTreeprocessor()
+        self.title._register(self.md)
+        self.toc_template = build.env.from_string(TOC_TEMPLATE)
+        self.doc_files = build.files.documentation_pages()
+        self.shells: dict[tuple, tuple[str, dict]] = {}
+
+    def _page(self, file: File, title: str, meta: dict, toc) -> Page:
+        page = Page(title, file, self.config)
+        page.meta, page.toc, page.content = meta, toc, SHELL_BODY
+        return page
+
+    def _context(self, page: Page) -> dict:
+        return self.get_context(self.build.nav, self.doc_files, self.config, page)
+
+    def shell(self, file: DirectPage, meta: dict) -> tuple[str, dict]:
+        depth = (file.url.count("/"), repr(meta))
+        if depth not in self.shells:
+            toc = get_toc([{"level": 1, "id": "BENCHSHELLANCHOR", "name": SHELL_TITLE, "html": SHELL_TITLE,
+                            "children": [{"level": 2, "id": "x", "name": "x", "html": "x", "children": []}]}])
+            page = self._page(file, SHELL_TITLE, meta, toc)
+            page.canonical_url = SHELL_URL
+            context = self._context(page)
+            html = self.build.env.get_template(meta.get("template", "main.html")).render(context)
+            toc_html = self.toc_template.render(context)
+            if html.count(toc_html) != 1 or html.count(SHELL_BODY) != 1:
+                raise RuntimeError("bench: the theme's page could not be used as a shell for generated pages")
+            html = html.replace(toc_html, SHELL_TOC).replace("#BENCHSHELLANCHOR", "#\0anchor")
+            self.shells[depth] = (html.replace(SHELL_URL, "\0url"), context)
+        return self.shells[depth]
+
+    def write(self, file: DirectPage) -> None:
+        text, meta = md_meta.get_data(file.text)
+        key = self.key(file, text)
+        found = cachefile.read(self.stored(key)) if key else None
+        if not (isinstance(found, dict) and all(self.build.files.get_file_from_path(t) for t in found["targets"])):
+            found = self.render(file, text, key)
+        file.anchor_ids = found["anchor_ids"]
+        file.links_to_anchors = {self.build.files.get_file_from_path(t): links
+                                 for t, links in found["anchor_links"].items()}
+        toc = get_toc(found["toc_tokens"])
+        first = next(iter(toc), None)
+        title = found["title"] or posixpath.basename(file.url.rstrip("/"))
+        shell, context = self.shell(file, meta)
+        page = self._page(file, title, meta, toc)
+        toc_html = self.toc_template.render(dict(context, page=page))
+        html = (shell.replace(SHELL_TOC, toc_html).replace("\0url", page.canonical_url or "")
+                .replace("#\0anchor", f"#{first.id}" if first else "#")
+                .replace(f"<title>{SHELL_TITLE}", f"<title>{Markup(title).striptags()}")  # as the theme does
+                .replace(SHELL_TITLE, title))
+        write_file(html.replace(SHELL_BODY, found["body"]).encode("utf-8", errors="xmlcharrefreplace"),
+                   file.abs_dest_path)
+
+    def render(self, file: DirectPage, text: str, key: str | None) -> dict:
+        """The page's body from its markers and Markdown, kept under the build cache when nothing
+        was reported while making it (a page with a problem is made, and reports it, every time)."""
+        warnings, problems = _Count(), self.build.problems
+        logging.getLogger("mkdocs").addHandler(warnings)
+        try:
+            expanded = markers.expand(text, _context(self.build, self.config, file.src_uri, file.url))
+            self.links.file = self.anchors.file = file
+            self.links.links_to_anchors = {}
+            self.title.title = None
+            body = self.build.cache.fill(self.md.reset().convert(expanded))
+        finally:
+            logging.getLogger("mkdocs").removeHandler(warnings)
+        here = posixpath.dirname(file.src_uri)
+        targets = sorted({posixpath.normpath(posixpath.join(here, t)) for t in LINK.findall(expanded)})
+        found = {"body": body, "title": self.title.title, "toc_tokens": getattr(self.md, "toc_tokens", []),
+                 "anchor_ids": self.anchors.present_anchor_ids | self.raw.present_anchor_ids,
+                 "anchor_links": {f.src_uri: links for f, links in self.links.links_to_anchors.items()},
+                 "targets": targets}
+        if key and not warnings.count and self.build.problems == problems:
+            cachefile.write(self.stored(key), found)
+        return found
+
+    def stored(self, key: str) -> Path:
+        return cache_dir() / "page" / f"{key}.pkl"
+
+    def key(self, file: DirectPage, text: str) -> str | None:
+        """Everything a machine or session page is made from: the results files of the machine, of
+        the reference machine and of the machine's ceilings, the machine's kept sessions, the
+        figure's chapter, the code (benchsite, this hook, the Markdown set-up), the site's URLs."""
+        cat = self.build.catalog
+        parts = file.src_uri.removesuffix(".md").split("/")
+        if file.src_uri.startswith(history.CHANGES_DIR + "/"):
+            return self.changes_key(file, text, parts[-1])
+        fig = cat.figures.get(parts[1])
+        by_slug = {render.machine_slug(m): m for m in cat.machines(parts[1])} if fig else {}
+        machine = by_slug.get(parts[2])
+        if machine is None:
+            return None
+
+        def digest(fig_id: str, m: str | None) -> str:
+            if m is None or fig_id not in cat.figures or m not in cat.machines(fig_id):
+                return "-"
+            return cat.problem(fig_id, m) or cat.csv_digest(fig_id, m)
+
+        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results)).get((machine, fig.stem), {})
+        h = hashlib.sha256(self.code)
+        ref = cat.reference(fig.id)
+        for value in (text, repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine,
+                      digest(fig.id, machine), ref, digest(fig.id, ref), digest(roofline.CEILING_FIGURE, machine)):
+            h.update(f"{value}\0".encode())
+        for sid, pair in sorted(kept.items()):
+            h.update(sid.encode())
+            for path in pair:
+                h.update(path.read_bytes() if path.is_file() else b"-")
+        chapter = Path(self.config["docs_dir"]) / fig.chapter
+        h.update(chapter.read_bytes() if chapter.is_file() else b"-")
+        return h.hexdigest()
+
+    def changes_key(self, file: DirectPage, text: str, slug: str) -> str | None:
+        """A machine's changes page: every figure's results file and kept sessions on that machine."""
+        cat = self.build.catalog
+        machine = {render.machine_slug(m): m for m in cat.all_machines()}.get(slug)
+        if machine is None:
+            return None
+        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))
+        h = hashlib.sha256(self.code)
+        h.update(f"{text}\0{cat.results}\0{machine}\0".encode())
+        for fig_id, fig in sorted(cat.figures.items()):
+            state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or cat.csv_digest(
+                fig_id, machine)
+            h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0{state}\0".encode())
+            for sid, pair in sorted(kept.get((machine, fig.stem), {}).items()):
+                h.update(sid.encode())
+                for path in pair:
+                    h.update(path.read_bytes() if path.is_file() else b"-")
+        return h.hexdigest()
+
+    @functools.cached_property
+    def code(self) -> bytes:
+        import pymdownx
+
+        config = (self.config.get("site_url"), self.config.get("repo_url"), self.config["markdown_extensions"],
+                  self.config["mdx_configs"], markdown.__version__, pymdownx.__version__)
+        return (sessions.code_version() + repr(config)).encode() + Path(__file__).read_bytes()
+
+
+LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
+
+
+class _Count(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def on_post_build(config) -> None:
+    build = BUILD[0]
+    if not build.direct:
+        return
+    writer = _Writer(build, config)
+    for file in build.direct:
+        writer.write(file)
+    _check_anchors(build, config)
+    # The sitemap lists every page, these included, in the order mkdocs would have.
+    from mkdocs.commands.build import _build_theme_template
+
+    _build_theme_template("sitemap.xml", build.env, _WithDirect(build.files), config, build.nav)
+
+
+class _WithDirect(Files):
+    def documentation_pages(self, *, inclusion=InclusionLevel.is_included):
+        return [f for f in self if (f.is_documentation_page() or isinstance(f, DirectPage)) and inclusion(f.inclusion)]
+
+
+def _check_anchors(build: Build, config) -> None:
+    """mkdocs checks anchors only into the pages it built and only from them: links into the
+    written pages, from any page, and from them into mkdocs' pages are checked here, at the level
+    ``validation: anchors:`` sets."""
+    level = config.validation.links.anchors
+    sources = [(f, f.page.links_to_anchors) for f in build.files.documentation_pages() if f.page is not None]
+    sources += [(f, f.links_to_anchors) for f in build.direct]
+    for source, links in sources:
+        for target, found in (links or {}).items():
+            if isinstance(target, DirectPage):
+                present = target.anchor_ids
+            elif isinstance(source, DirectPage) and target is not None and target.page is not None:
+                present = target.page.present_anchor_ids
+            else:
+                continue  # mkdocs has checked it
+            for anchor, link in found.items():
+                if present is not None and anchor not in present:
+                    log.log(level, f"Doc file '{source.src_uri}' contains a link '{link}', but the doc "
+                                   f"'{target.src_uri}' does not contain an anchor '#{anchor}'.")
