@@ -15,9 +15,10 @@ sample completed and warm:
                      the output, whatever ``np.asarray`` did.
 
 ``detail`` says whether ``np.asarray`` returned a view of the device buffer (the same
-address: no copy) and whether ``np.array`` shared it. ``bytes_moved`` is the output's
-size where a copy was made (none for a view, none for ``block``), so the bandwidth
-table has a row only where bytes moved.
+address: no copy) and whether ``np.array`` shared it. ``bytes_moved`` counts memory
+traffic the way the memory probe of fig-machine-peak does, bytes read plus bytes
+written: twice the output's size where a copy was made, none for a view, none for
+``block``; so the bandwidth table has a row only where bytes moved.
 """
 
 FIGURE = {
@@ -25,8 +26,9 @@ FIGURE = {
     "caption": (
         "Four ways to end the same call: wait for the output on the device, hand it to NumPy "
         "(np.asarray), and, for an output that is already ready, the hand-over alone and a "
-        "forced copy (np.array). The detail column says whether np.asarray copied; the "
-        "bandwidth table has a row only where bytes were copied."
+        "forced copy (np.array). Whether np.asarray copied is recorded in every row (the detail "
+        "field of the CSV, quoted in the chapter); the bandwidth table has a row only where bytes "
+        "were copied, counted as read plus written."
     ),
     "chapter": "how-good-is-this-number.md",
     "group_by": ["n"],
@@ -99,7 +101,7 @@ def measure(rec: Recorder) -> None:
             view = shares(x, np.asarray)
             detail = (f"np.asarray {'returned a view of the device buffer (no copy)' if view else 'made a copy'}; "
                       f"np.array {'shared the buffer' if shares(x, np.array) else 'made a copy'}")
-            copied = None if view else 4.0 * n  # bytes moved where np.asarray copied; none for a view
+            copied = None if view else 8.0 * n  # read + written where np.asarray copied; none for a view
             common = {"dtype": "float32", "shape": f"{n}", "params": {"n": n}, "max_rel_error": err,
                       "detail": detail}
             cells.sample("block", "completed", completed_sampler(double, (x,), wait), samples,
@@ -109,7 +111,7 @@ def measure(rec: Recorder) -> None:
             cells.sample("asarray-ready", "completed", from_ready(x, np.asarray), samples,
                          bytes_moved=copied, **common)
             cells.sample("copy-ready", "completed", from_ready(x, np.array), samples,
-                         bytes_moved=4.0 * n, **common)
+                         bytes_moved=8.0 * n, **common)
 # --8<-- [end:measure]
 
 

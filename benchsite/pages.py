@@ -50,7 +50,7 @@ hide: [navigation, toc]
 
 Every figure of this site, on every machine that has results for it. The headline is one cell of
 the figure's table: the median of the per-run medians, with the lowest and highest run median in
-brackets (one run is one process). A figure page has the whole table, the spread, a chart of
+brackets (each run in fresh processes). A figure page has the whole table, the spread, a chart of
 every sample, the provenance, a comparison across machines and the code; a machine page adds a
 block to paste into a review. **Stale** means the figure's script or the harness has changed
 since those results were recorded, or that they are in the first results format, which recorded

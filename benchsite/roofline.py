@@ -168,6 +168,7 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
             label = f"{_variant}: {label}"
         if "boundary" in rows and set(rows["boundary"]) == {"dispatch"}:
             label += " (a dispatch time: the work had not finished, so this rate was never reached)"
+            of_ceiling = of_vendor = None  # no share of a roof for a rate that never happened
         out.append(Placed(label, dtype, intensity,
                           stats.summarize(rate) if computes else None,
                           stats.summarize(brate), of_ceiling, bound, of_vendor, vendor))
@@ -226,7 +227,10 @@ def placed_table(points: list[Placed], source: str, paired: bool = True, session
             + (f" {sessions}" if sessions else "")
             + (" A share above 100 % of the memory roof beats no ceiling: that roof is measured over arrays "
                "larger than the last-level cache, and data that fits in a cache can be served faster." if any(
-                   p.bound == "memory" and p.of_ceiling and p.of_ceiling.median > 1 for p in points) else ""))
+                   p.bound == "memory" and p.of_ceiling and p.of_ceiling.median > 1 for p in points) else "")
+            + (" A share above 100 % of the compute roof beats no ceiling either: these runs went faster than the "
+               "probe's median ceiling, measured in other processes." if not paired and any(
+                   p.bound == "compute" and p.of_ceiling and p.of_ceiling.median > 1 for p in points) else ""))
     return render("roofline_table.html", source=source, head=head, body=body, note=note)
 
 
@@ -254,8 +258,8 @@ def _place_label(x: float, y: float, width: float, taken: list[tuple[float, floa
                  ) -> tuple[float, float, str]:
     """Where a dot's label goes: the first of a few spots around the dot whose box stays inside the
     plot and clear of the labels already placed (the last spot tried if none is clear)."""
-    # Below the dot first: the roofs run above every workload, so text there crosses no line.
-    spots = [(7, 15), (-7, 15), (7, -6), (-7, -6), (7, 29), (-7, 29), (7, -20), (-7, -20)]
+    # Beside the dot first (plainly its label), then below and above it, then further off.
+    spots = [(8, 4), (-8, 4), (7, 16), (-7, 16), (7, -8), (-7, -8), (7, 30), (-7, 30), (7, -22), (-7, -22)]
     for dx, dy in spots:
         left = x + dx if dx > 0 else x + dx - width
         box = (left, y + dy - FONT, left + width, y + dy + 3)
@@ -268,9 +272,9 @@ def _place_label(x: float, y: float, width: float, taken: list[tuple[float, floa
 
 
 CAPTION = ("Roofline of {title}: each dot is a workload at its arithmetic intensity, at the median of its runs' "
-           "achieved FLOP/s (bar: lowest to highest run); solid lines are the measured ceilings, dashed lines the "
-           "vendor's where the device kind is on record. Workloads that move bytes and compute nothing are in "
-           "the table only.")
+           "achieved FLOP/s (bar: lowest to highest run); solid lines are the measured roofs (the memory roof is "
+           "the same for every dtype), dashed lines the vendor's where the device kind is on record. Workloads "
+           "that move bytes and compute nothing are in the table only.")
 
 
 def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
@@ -299,23 +303,38 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
         v = min(max(v, y_lo), y_hi)
         return BOTTOM - (math.log10(v) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)) * (BOTTOM - TOP)
 
-    def roof(peak: float, bandwidth: float) -> str:
+    def segments(peak: float, bandwidth: float, flat_only: bool) -> list[tuple[float, float, float, float]]:
+        """The roof as plot-space segments: the slanted memory part (unless ``flat_only``) and the flat."""
         ridge = min(max(peak / bandwidth, x_lo), x_hi)
         start = max(x_lo, y_lo / bandwidth)  # where the slanted roof enters the plot
-        return (f"M{x_of(start):.1f} {y_of(bandwidth * start):.1f}L{x_of(ridge):.1f} {y_of(min(peak, bandwidth * ridge)):.1f}"
-                f"L{x_of(x_hi):.1f} {y_of(peak):.1f}")
+        flat = [(x_of(ridge), y_of(min(peak, bandwidth * ridge)), x_of(x_hi), y_of(peak))]
+        slant = [(x_of(start), y_of(bandwidth * start), x_of(ridge), y_of(min(peak, bandwidth * ridge)))]
+        return flat if flat_only else slant + flat
 
+    def path(segs: list[tuple[float, float, float, float]]) -> str:
+        return "".join(f"M{a:.1f} {b:.1f}L{c:.1f} {d:.1f}" for a, b, c, d in segs)
+
+    # The measured bandwidth is one for every dtype: its slanted roof is drawn once, in the ink
+    # colour, and each dtype's compute roof is a flat line from its ridge point.
     colour = {d: PALETTE[i % len(PALETTE)] for i, d in enumerate(dtypes)}
-    lines, legend = [], []
+    top_peak = max(peaks.values())
+    drawn = [(segments(top_peak, bw, False)[:1], "currentColor", "")]
+    legend = [{"colour": "currentColor", "dash": False, "text": "measured memory roof (bandwidth × intensity)"}]
     for d in dtypes:
-        lines.append({"d": roof(peaks[d], bw), "colour": colour[d], "dash": ""})
-        legend.append({"colour": colour[d], "dash": False, "text": f"measured roofline, {d}"})
+        drawn.append((segments(peaks[d], bw, True), colour[d], ""))
+        legend.append({"colour": colour[d], "dash": False, "text": f"measured compute roof, {d}"})
         if vendors[d]:
-            lines.append({"d": roof(vendors[d].flops, vendors[d].bytes_per_s), "colour": colour[d], "dash": "6 4"})
+            drawn.append((segments(vendors[d].flops, vendors[d].bytes_per_s, False), colour[d], "6 4"))
             legend.append({"colour": colour[d], "dash": True, "text": f"vendor roofline, {d}"})
-    # taken: boxes to keep labels off: every dot, then each label as it is placed
+    lines = [{"d": path(segs), "colour": col, "dash": dash} for segs, col, dash in drawn]
+    # taken: boxes to keep labels off: every dot, the roof lines (sampled), each label as it is placed
     taken = [(x_of(p.intensity) - 5, y_of(p.flop_rate.median) - 5, x_of(p.intensity) + 5,
               y_of(p.flop_rate.median) + 5) for p in dots]
+    for segs, _, _ in drawn:
+        for a, b, c2, d2 in segs:
+            steps = max(int(math.hypot(c2 - a, d2 - b) / 6), 1)
+            taken += [(a + (c2 - a) * k / steps - 1, b + (d2 - b) * k / steps - 1,
+                       a + (c2 - a) * k / steps + 1, b + (d2 - b) * k / steps + 1) for k in range(steps + 1)]
     marks = []
     for p in dots:
         x, y, s = x_of(p.intensity), y_of(p.flop_rate.median), p.flop_rate

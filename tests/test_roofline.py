@@ -164,3 +164,5 @@ def test_variants_that_are_not_dtypes_name_their_rows_and_a_dispatch_rate_is_fla
     labels = {p.label.split(":")[0]: p.label for p in roofline.placed(rows, c, ["n"], paired=False)}
     assert set(labels) == {"blocked", "naive"}
     assert "never reached" in labels["naive"] and "never reached" not in labels["blocked"]
+    naive = next(p for p in roofline.placed(rows, c, ["n"], paired=False) if p.label.startswith("naive"))
+    assert naive.of_ceiling is None and naive.flop_rate is not None  # its rate is shown, no share of a roof
