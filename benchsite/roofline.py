@@ -254,20 +254,31 @@ def _flops_label(value: float) -> str:
     return f"{value / scale:g} {prefix}FLOP/s"
 
 
-def _place_label(x: float, y: float, width: float, taken: list[tuple[float, float, float, float]]
-                 ) -> tuple[float, float, str]:
-    """Where a dot's label goes: the first of a few spots around the dot whose box stays inside the
-    plot and clear of the labels already placed (the last spot tried if none is clear)."""
-    # Beside the dot first (plainly its label), then below and above it, then further off.
-    spots = [(8, 4), (-8, 4), (7, 16), (-7, 16), (7, -8), (-7, -8), (7, 30), (-7, 30), (7, -22), (-7, -22)]
+def _place_label(x: float, y: float, width: float, taken: list[tuple[float, float, float, float]],
+                 labels: list[tuple[float, float, float, float]]) -> tuple[float, float, str]:
+    """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
+    overlaps least (another label counts far more than a line or a dot); the first of equals."""
+    spots = [(8, 4), (-8, 4), (7, 16), (-7, 16), (7, -8), (-7, -8), (7, 30), (-7, 30), (7, -22), (-7, -22),
+             (7, 44), (-7, 44), (7, -36), (-7, -36)]
+
+    def hits(box: tuple[float, float, float, float], boxes: list[tuple[float, float, float, float]]) -> int:
+        return sum(not (box[2] < b[0] or b[2] < box[0] or box[3] < b[1] or b[3] < box[1]) for b in boxes)
+
+    best = None
     for dx, dy in spots:
         left = x + dx if dx > 0 else x + dx - width
         box = (left, y + dy - FONT, left + width, y + dy + 3)
-        inside = LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM
-        clear = all(box[2] < b[0] or b[2] < box[0] or box[3] < b[1] or b[3] < box[1] for b in taken)
-        if inside and clear:
+        if not (LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM):
+            continue
+        score = 100 * hits(box, labels) + hits(box, taken)
+        if best is None or score < best[0]:
+            best = (score, dx, dy, box)
+        if score == 0:
             break
-    taken.append(box)
+    if best is None:  # nowhere inside the plot: beside the dot, whatever it covers
+        best = (0, 8, 4, (x + 8, y + 4 - FONT, x + 8 + width, y + 7))
+    _, dx, dy, box = best
+    labels.append(box)
     return x + dx, y + dy, "start" if dx > 0 else "end"
 
 
@@ -335,12 +346,12 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
             steps = max(int(math.hypot(c2 - a, d2 - b) / 6), 1)
             taken += [(a + (c2 - a) * k / steps - 1, b + (d2 - b) * k / steps - 1,
                        a + (c2 - a) * k / steps + 1, b + (d2 - b) * k / steps + 1) for k in range(steps + 1)]
-    marks = []
+    marks, placed_labels = [], []
     for p in dots:
         x, y, s = x_of(p.intensity), y_of(p.flop_rate.median), p.flop_rate
         text = p.label.replace("op=", "").replace(", n=", " n=")
         text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
-        tx, ty, anchor = _place_label(x, y, len(text) * CHAR * FONT, taken)
+        tx, ty, anchor = _place_label(x, y, len(text) * CHAR * FONT, taken, placed_labels)
         marks.append({"x": f"{x:.1f}", "y": f"{y:.1f}", "lo": f"{y_of(s.low):.1f}", "hi": f"{y_of(s.high):.1f}",
                       "colour": colour.get(p.dtype, "currentColor"), "text": text, "tx": f"{tx:.1f}",
                       "ty": f"{ty:.1f}", "anchor": anchor,
