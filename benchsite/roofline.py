@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from markupsafe import Markup
 from . import fmt, stats
 from .html import render
 from .metrics import SI_PREFIXES, si_range
+from .table import sort_key
 
 PEAKS_CSV = Path(__file__).with_name("peaks.csv")
 PEAK_COLUMNS = ("device_kind", "dtype", "peak_flops", "peak_bytes_per_s", "source", "note")
@@ -138,7 +138,7 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
     and the ceilings come from the same runs (fig-machine-peak's own rows), so each run is
     set against its own ceilings; otherwise (another figure, other processes) against the
     median ceilings."""
-    out = []
+    out = []  # (sort key, Placed): by intensity, then variant, then each parameter in number order
     rows_with = frame[frame["bytes_moved"].notna() & (frame["bytes_moved"] > 0)]
     for (_variant, _params), rows in rows_with.groupby(["variant", "params"], sort=False):
         flops = rows["flops"].dropna()
@@ -169,15 +169,17 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
         if "boundary" in rows and set(rows["boundary"]) == {"dispatch"}:
             label += " (a dispatch time: the work had not finished, so this rate was never reached)"
             of_ceiling = of_vendor = None  # no share of a roof for a rate that never happened
-        out.append(Placed(label, dtype, intensity,
-                          stats.summarize(rate) if computes else None,
-                          stats.summarize(brate), of_ceiling, bound, of_vendor, vendor))
-    return sorted(out, key=lambda p: (p.intensity, _natural(p.label)))
+        key = (intensity, str(_variant), *(sort_key(rows[f"p_{k}"].iloc[0]) for k in keys if f"p_{k}" in rows))
+        out.append((key, Placed(label, dtype, intensity, stats.summarize(rate) if computes else None,
+                                stats.summarize(brate), of_ceiling, bound, of_vendor, vendor)))
+    return [p for _, p in sorted(out, key=lambda item: item[0])]
 
 
-def _natural(text: str) -> tuple:
-    """``n=16`` before ``n=1024``: digits compare as numbers."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
+def same_runs(frame: pd.DataFrame, peak_frame: pd.DataFrame) -> bool:
+    """Whether the rows are the ceiling figure's own (the same processes): then each run is set
+    against its own ceilings, else against the median ceilings."""
+    return frame is peak_frame or (not frame.empty and not peak_frame.empty and "figure_id" in frame
+                                   and frame["figure_id"].iloc[0] == peak_frame["figure_id"].iloc[0])
 
 
 def _against(rate: pd.Series, ceiling: pd.Series, paired: bool) -> pd.Series:
@@ -459,9 +461,7 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
             raise ValueError(f"unknown options {', '.join(opts)}")
         return _value(f"{title}: {kind} ceiling", ceiling_text(c, kind, dtype))
     of = opts.pop("of", "measured")
-    # The same figure's rows: each run is set against its own ceilings (same processes).
-    paired = frame is peak_frame or (not frame.empty and not peak_frame.empty and "figure_id" in frame
-                                      and frame["figure_id"].iloc[0] == peak_frame["figure_id"].iloc[0])
+    paired = same_runs(frame, peak_frame)
     rows = select(frame, opts) if opts else frame
     points = placed(rows, c, keys, paired=paired)
     if show == "chart":
@@ -506,7 +506,7 @@ def panel_section(frame: pd.DataFrame, peak_frame: pd.DataFrame | None, keys: li
     if peak_frame is None or peak_frame.empty:
         return str(render("roofline_section.html", missing=True, peak_link=peak_link, chart="", table=""))
     c = ceilings(peak_frame)
-    paired = frame is peak_frame or frame["figure_id"].iloc[0] == peak_frame["figure_id"].iloc[0]
+    paired = same_runs(frame, peak_frame)
     points = placed(frame, c, keys, paired=paired)
     drawn = roofline_svg(points, c, source) if chart and any(p.flop_rate for p in points) else ""
     table = placed_table(points, source, paired, session_note(frame, peak_frame))
