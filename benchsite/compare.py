@@ -12,6 +12,7 @@ different hardware, or cannot tell, is not a verdict.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ class Cell:
         """Median on a over median on b."""
         return self.a.median / self.b.median
 
-    @property
+    @functools.cached_property  # the count, the table and the page all ask for it
     def decision(self) -> stats.Verdict:
         if self.refused:
             return stats.Verdict(self.refused, "the two folders' provenance does not name the same hardware "

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import fmt
 from .table import Table
 
@@ -41,15 +43,20 @@ def clusters(tab: Table) -> list[Cluster]:
     """Every (cell, run) whose samples hold an outlying cluster (FAR, MIN_SHARE, MIN_COUNT)."""
     out = []
     for row in tab.rows:
+        variants = row.samples["variant"].to_numpy()
+        times = row.samples["time_s"].to_numpy(dtype=float)
+        runs = row.samples["run"].to_numpy()
         for variant, cell in row.cells.items():
-            part = row.samples[row.samples["variant"] == variant]
-            scaled = part["time_s"] / cell.median
+            mine = variants == variant
+            scaled, run_of = times[mine] / cell.median, runs[mine]
             far = (scaled > FAR) | (scaled < 1 / FAR)
-            for run, times in scaled[far].groupby(part.loc[far, "run"]):
-                total = int((part["run"] == run).sum())
-                if len(times) >= MIN_COUNT and len(times) >= MIN_SHARE * total:
+            for run in np.unique(run_of[far]):  # in run order
+                in_run = run_of == run
+                picked = scaled[far & in_run]
+                total = int(in_run.sum())
+                if len(picked) >= MIN_COUNT and len(picked) >= MIN_SHARE * total:
                     where = f"{variant} at {row.label}" if row.label else variant
-                    out.append(Cluster(where, int(run), len(times), total, float(times.min()), float(times.max())))
+                    out.append(Cluster(where, int(run), len(picked), total, float(picked.min()), float(picked.max())))
     return out
 
 

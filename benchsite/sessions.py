@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from benchkit.schema import (
@@ -230,15 +231,24 @@ class Session:
         return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
 
     def values(self, col: str, width: int | None = None) -> str:
-        return ", ".join(sorted({str(v)[:width] for v in self.frame[col].dropna().unique()})) or "—"
+        """The distinct values of a provenance column, shown (every step between sessions asks)."""
+        memo = self.__dict__.setdefault("_values", {})  # a frozen dataclass: not through setattr
+        if (col, width) not in memo:
+            if col not in memo:
+                memo[col] = [str(v) for v in self.frame[col].unique() if not pd.isna(v)]
+            memo[(col, width)] = ", ".join(sorted({v[:width] for v in memo[col]})) or "—"
+        return memo[(col, width)]
 
     def within(self, variant: str, row_label: str) -> float:
         """Median over runs of IQR / median, from the kept quartiles (NaN: too few samples)."""
         row = next(r for r in self.table.rows if r.label == row_label)
-        part = row.samples[(row.samples["variant"] == variant)
-                           & (row.samples["samples"] >= stats.MIN_WITHIN_SAMPLES)]
-        frac = (part["q3_s"] - part["q1_s"]) / part["median_s"]
-        return float(frac.median()) if len(frac) else float("nan")
+        runs = row.samples
+        kept = (runs["variant"].to_numpy() == variant) & (runs["samples"].to_numpy() >= stats.MIN_WITHIN_SAMPLES)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = ((runs["q3_s"].to_numpy(dtype=float)[kept] - runs["q1_s"].to_numpy(dtype=float)[kept])
+                    / runs["median_s"].to_numpy(dtype=float)[kept])
+        frac = frac[~np.isnan(frac)]  # as Series.median skips them
+        return float(np.median(frac)) if frac.size else float("nan")
 
 
 @dataclass(frozen=True)

@@ -93,16 +93,39 @@ def run_means(frame: pd.DataFrame) -> pd.Series:
 MIN_WITHIN_SAMPLES = 4  # an IQR of fewer samples a run says nothing
 
 
+def _quantile(ordered: np.ndarray, q: float) -> float:
+    """The ``q`` quantile of sorted values by linear interpolation (as pandas computes it)."""
+    pos = q * (ordered.size - 1)
+    lo = int(pos)
+    frac = pos - lo
+    if frac == 0 or lo + 1 >= ordered.size:
+        return float(ordered[lo])
+    return float(ordered[lo] + (ordered[lo + 1] - ordered[lo]) * frac)
+
+
 def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]:
     """For each ``by`` value, the median over runs of each run's IQR / median; NaN where runs
     have fewer than ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run).
-    One grouped quantile for all of them: a table asks this of every cell."""
-    groups = frame.groupby([by, "run"], sort=False)["time_s"]
-    q = groups.quantile([0.25, 0.5, 0.75]).unstack()  # linear interpolation, as Series.quantile
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = (q[0.75] - q[0.25]) / q[0.5]
-    frac[(groups.size() < MIN_WITHIN_SAMPLES) | (q[0.5] == 0)] = np.nan
-    return {key: float(part.median()) for key, part in frac.groupby(level=0, sort=False)}
+    One sort for all of them: a table asks this of every cell."""
+    keys, first, key_codes = np.unique(frame[by].to_numpy(), return_index=True, return_inverse=True)
+    runs, times = frame["run"].to_numpy(), frame["time_s"].to_numpy(dtype=float)
+    order = np.lexsort((times, runs, key_codes))
+    codes, runs, times = key_codes[order], runs[order], times[order]
+    starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (runs[1:] != runs[:-1])])
+    fracs: list[list[float]] = [[] for _ in keys]
+    for start, stop in zip(starts, np.r_[starts[1:], times.size]):
+        part = times[start:stop]
+        mid = _quantile(part, 0.5)
+        if part.size < MIN_WITHIN_SAMPLES or mid == 0:
+            fracs[codes[start]].append(float("nan"))
+        else:
+            fracs[codes[start]].append((_quantile(part, 0.75) - _quantile(part, 0.25)) / mid)
+    out = {}
+    for code in np.argsort(first, kind="stable"):  # in order of first appearance
+        kept = [v for v in fracs[code] if v == v]
+        out[keys[code].item() if hasattr(keys[code], "item") else keys[code]] = \
+            float(np.median(kept)) if kept else float("nan")
+    return out
 
 
 def within_spread(frame: pd.DataFrame) -> float:
