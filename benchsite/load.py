@@ -277,6 +277,11 @@ def validate(file: ResultFile) -> pd.DataFrame:
     return raw.assign(**typed)
 
 
+def code_digest() -> str:
+    """:func:`_code_version` as text: what a cached frame depends on besides its file."""
+    return _code_version().hex()
+
+
 @functools.cache
 def _code_version() -> bytes:
     """What a validated frame depends on besides the file: this module, the schema, pandas."""

@@ -393,8 +393,16 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
         parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
                      + _comparison(fig, machine, ref, ctx))
     parts.append(history_section(fig, machine, ctx))
-    parts.append(_code(fig, ctx))
+    parts.append(_code_link(fig, ctx))
     return "\n".join(parts)
+
+
+def _code_link(fig: Figure, ctx: Context) -> str:
+    """A machine page's code section: a link to the figure page, which shows the script once for
+    all its machines (the same code on each of a hundred pages would be most of the site's size)."""
+    return (f"## The code that produced it {{ #code }}\n\n`{fig.script_rel}`, the same for every machine: "
+            f"[shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code). The script's sha256 "
+            "when it ran is in the provenance above.\n")
 
 
 def _code(fig: Figure, ctx: Context) -> str:

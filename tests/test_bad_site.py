@@ -93,3 +93,15 @@ def test_the_good_figures_still_render(lenient_site):
     chapter = page_text(lenient_site, "diagnosing/harness.md")
     figure = chapter.split('data-figure="fig-harness-floor"', 1)[1].split("data-figure=", 1)[0]
     assert "bench-error" not in figure and "<svg" in figure
+
+
+def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(damaged, tmp_path):
+    """Worker processes fill the build cache before the build (benchsite/parallel.py) and say
+    nothing; every problem must still be raised by the build itself, the second time too."""
+    cache = {"BENCH_CACHE": str(tmp_path / "cache"), "BENCH_JOBS": "2"}
+    for attempt in (1, 2):
+        proc = build_site(tmp_path / f"site-{attempt}", damaged, strict=True, extra_env=cache)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        for stem in DAMAGE:
+            assert expected(stem).search(proc.stderr), (attempt, stem)
+    assert list((tmp_path / "cache" / "warmed").iterdir())  # the workers did run

@@ -81,6 +81,8 @@ def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path,
     assert "<details class=\"bench-cite\" open>" in html
     assert "## Compared with cpu-a" in html
     assert "[All machines for this figure](index.md)" in html
+    # The code is shown once, on the figure page; each machine page links there.
+    assert "[shown on the figure's page](index.md#code)" in html and '--8<-- "' not in html
 
 
 def test_many_machines_keep_the_figure_page_light(tmp_path, docs):

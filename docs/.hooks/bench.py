@@ -41,7 +41,7 @@ from mkdocs.utils import get_relative_url, write_file
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, markers, pages, render, roofline, sessions
+from benchsite import cachefile, history, load, markers, pages, parallel, render, roofline, sessions
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -110,8 +110,15 @@ def on_config(config):
     root = Path(config["config_file_path"]).resolve().parent  # the checkout being built
     results = _catalog.results_dir(extra.get("results"), root)
     preferred = _catalog.preferred_machine(results, extra.get("machine"))
-    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name,
-                                 cache=cache_dir() / "frames")
+    # Every core validates results files, then makes table models, histories and charts, into the
+    # build cache; the build below reads them from there (benchsite/parallel.py).
+    frames = cache_dir() / "frames"
+    parallel.warm([parallel.Job(functools.partial(load.load, file, frames),
+                                parallel.key("frame", _stat(file.path), load.code_digest()))
+                   for file in layout.discover(results)])
+    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames)
+    parallel.warm([parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine), _pair_key(cat, fig_id, machine))
+                   for fig_id, machine in sorted(cat.frames)])
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
     build = Build(cat, os.environ.get("BENCH_STRICT") == "1",
@@ -129,6 +136,29 @@ def on_config(config):
     drawn = build.cache.predraw(cat.tables())
     log.info(f"bench: {drawn} charts drawn")
     return config
+
+
+def _stat(path: Path) -> str:
+    """A file as a warming job's key sees it: a changed file is warmed again (the build's own
+    cache keys hash contents; this only decides whether warming is worth starting)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
+    fig = cat.figures[fig_id]
+    kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results)).get((machine, fig.stem), {})
+    return parallel.key("pair", repr(fig), repr(cat.current_sha(fig_id)), machine, _stat(cat.csv_path(fig_id, machine)),
+                        *(_stat(p) for pair in sorted(kept.values()) for p in pair), sessions.code_version())
+
+
+def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
+    """In a worker: what every page showing one figure on one machine starts from."""
+    BuildCache().predraw([cat.table(fig_id, machine)])
+    sessions.history(cat, fig_id, machine)
 
 
 def on_files(files: Files, config) -> Files:
@@ -152,13 +182,45 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_nav(nav, config, files):
-    BUILD[0].nav = nav
+    """The last step before mkdocs reads pages: every core expands the markers of its pages and
+    makes the bodies of the written ones, into the build cache, first (benchsite/parallel.py)."""
+    build = BUILD[0]
+    build.nav = nav
+    writer = _Writer(build, config)
+    # A chapter reads any figure's results and any page's title: its job is keyed on all of them.
+    state = parallel.key(writer.code, *(_stat(p) for p in sorted(build.catalog.results.rglob("*")) if p.is_file()),
+                         *(_stat(p) for p in sorted(Path(config["docs_dir"]).rglob("*.md"))))
+    jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
+                         parallel.key("source", f.src_uri, f.content_string, state))
+            for f in files.documentation_pages() if f.src_uri.endswith(".md")]
+    for file in build.direct:
+        text, _ = md_meta.get_data(file.text)
+        key = writer.key(file, text)
+        if key and not writer.stored(key).is_file():
+            jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
+    parallel.warm(jobs)
     return nav
 
 
 def on_env(env, config, files):
     BUILD[0].env = env
     return env
+
+
+def _warm_source(build: Build, config, file: File) -> None:
+    """In a worker: a page's markers expanded, so that their blocks are in the build cache."""
+    text, _ = md_meta.get_data(file.content_string)
+    markers.expand(text, _context(build, config, file.src_uri, file.url))
+
+
+_WORKER_WRITER: list[_Writer] = []  # one per worker process (made there, after the fork)
+
+
+def _warm_direct(build: Build, config, file: DirectPage, text: str, key: str) -> None:
+    """In a worker: a written page's body, kept under the build cache by ``render``."""
+    if not _WORKER_WRITER:
+        _WORKER_WRITER.append(_Writer(build, config))
+    _WORKER_WRITER[0].render(file, text, key)
 
 
 def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
@@ -210,9 +272,12 @@ class _Writer:
         self.links._register(self.md)
         self.title = _ExtractTitleTreeprocessor()
         self.title._register(self.md)
-        self.toc_template = build.env.from_string(TOC_TEMPLATE)
         self.doc_files = build.files.documentation_pages()
         self.shells: dict[tuple, tuple[str, dict]] = {}
+
+    @functools.cached_property
+    def toc_template(self):
+        return self.build.env.from_string(TOC_TEMPLATE)  # the theme's: there once on_env has run
 
     def _page(self, file: File, title: str, meta: dict, toc) -> Page:
         page = Page(title, file, self.config)

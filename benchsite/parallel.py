@@ -1,0 +1,103 @@
+"""Fill the build cache on every core before the build reads it.
+
+A site build is one process: mkdocs makes pages one after another. What makes a page
+slow (a results file validated, a table model, a session's history, a machine panel,
+a page body) is kept under the build cache by a key of everything it is made from
+(``buildcache``, ``sessions.cached``, ``load.load``). :func:`warm` runs jobs that make
+such things in forked worker processes, one per core, and waits; the build then runs
+exactly as before and finds them on disk. Nothing a worker computes reaches the build
+except through those files, so a warm-up can only make the build faster: a job that
+fails, or a worker that dies, leaves the work (and any message about it) to the build.
+A page that reported a problem is never cached (``docs/.hooks/bench.py``), so every
+warning is still raised by the build itself, where a strict build counts it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+from .buildcache import cache_dir
+
+__all__ = ["Job", "key", "warm", "workers"]
+
+_JOBS: list[Job] = []  # what the forked workers run, by index (inherited, not pickled)
+
+
+@dataclass(frozen=True)
+class Job:
+    """``run()``, skipped when a job of the same ``key`` (everything it reads, hashed) has
+    already run to the end with this cache: a warm build does not repeat the warming."""
+
+    run: Callable[[], object]
+    key: str | None = None  # None: always run (the job is cheap to skip on its own)
+
+    @property
+    def done_file(self) -> Path | None:
+        return cache_dir() / "warmed" / self.key if self.key else None
+
+
+def workers() -> int:
+    """``BENCH_JOBS`` (1 turns warming off), else the cores this process may use."""
+    chosen = os.environ.get("BENCH_JOBS", "").strip()
+    if chosen:
+        try:
+            return max(1, int(chosen))
+        except ValueError:
+            raise SystemExit(f"BENCH_JOBS={chosen!r}: expected a number of worker processes") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _quiet() -> None:
+    # A worker says nothing: the build makes again whatever reported a problem, and says it there.
+    for name in ("mkdocs", ""):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+    logging.getLogger("mkdocs").addHandler(logging.NullHandler())
+
+
+def _run(index: int) -> None:
+    job = _JOBS[index]
+    try:
+        job.run()
+    except Exception:  # noqa: BLE001 - the build makes it again and reports what went wrong
+        return
+    if job.done_file:
+        try:
+            job.done_file.parent.mkdir(parents=True, exist_ok=True)
+            job.done_file.touch()
+        except OSError:
+            pass
+
+
+def key(*parts: object) -> str:
+    return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()
+
+
+def warm(jobs: Sequence[Job]) -> int:
+    """Run the jobs not done before on the worker processes (each once, handed out one at a
+    time as workers come free) and wait for them. Returns how many ran: 0 when nothing was
+    left to do or warming is not worth it or not safe here (one core, no ``fork``, or threads
+    running, as under ``mkdocs serve``: the build then does everything itself, as it would)."""
+    todo = [job for job in jobs if not (job.done_file and job.done_file.is_file())]
+    count = min(workers(), len(todo))
+    if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return 0
+    _JOBS[:] = todo
+    try:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_quiet) as pool:
+            list(pool.map(_run, range(len(todo)), chunksize=1))
+    except (BrokenProcessPool, OSError):
+        pass  # a worker died (memory?) or none could start: the build does the rest itself
+    finally:
+        _JOBS.clear()
+    return len(todo)
