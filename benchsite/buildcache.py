@@ -22,14 +22,14 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
 import numpy as np
 import pandas as pd
 
-from . import REPO, render
+from . import REPO, cachefile, render
 from .table import Table
 
 PACKAGE = Path(__file__).resolve().parent
@@ -105,30 +105,16 @@ class BuildCache:
 
     def compressed(self, path: Path) -> bytes:
         """A results file gzip-compressed for download (the same bytes for the same file)."""
-        data = path.read_bytes()
-        key = hashlib.sha256(data).hexdigest()
+        key = cachefile.file_digest(path, cache_dir() / "frames")  # shared with the loader's
         stored = cache_dir() / "gzip" / f"{key}.gz"
         if stored.is_file():
             return stored.read_bytes()
-        packed = gzip.compress(data, compresslevel=6, mtime=0)
+        packed = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
         try:
             _store_bytes(stored, packed)
         except OSError:
             pass
         return packed
-
-    def predraw(self, tabs: Iterable[Table], workers: int | None = None) -> int:
-        """Draw every chart neither this build nor the disk has, up front. Returns how many were drawn.
-
-        Serial: all twenty charts of a machine take about a quarter of a second, less than a
-        process pool takes to start (``workers`` is accepted and ignored)."""
-        drawn = 0
-        for tab in tabs:
-            key = chart_key(tab)
-            if key not in self._memory and not (cache_dir() / "chart" / f"{key}.html").is_file():
-                self._cached("chart", key, lambda tab=tab: render.panel_chart(tab))
-                drawn += 1
-        return drawn
 
     def chart_placeholder(self, tab: Table) -> str:
         """Makes (or finds) the chart now; the page carries only its key until :meth:`fill`."""
@@ -144,6 +130,21 @@ class BuildCache:
                 break
             html = PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
         return html
+
+    def blocks_in(self, text: str) -> dict[str, str]:
+        """Every chart and block ``text`` holds a placeholder for, with those inside them: what a
+        cached page needs put back (:meth:`restore`) for :meth:`fill` to find them."""
+        out: dict[str, str] = {}
+        todo = PLACEHOLDER.findall(text)
+        while todo:
+            key = todo.pop()
+            if key not in out:
+                out[key] = self._memory[key]
+                todo += PLACEHOLDER.findall(out[key])
+        return out
+
+    def restore(self, blocks: dict[str, str]) -> None:
+        self._memory.update(blocks)
 
     def stash(self, html: str) -> str:
         """A placeholder for a block of finished HTML, filled in by :meth:`fill`. Markdown, the

@@ -8,9 +8,8 @@ and comparisons, is cached on it.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -22,8 +21,9 @@ from benchkit.provenance import harness_sha256, sha256_file
 from benchkit.schema import figure_id_for
 
 from . import REPO
+from .cachefile import file_digest
 from .figures import Figure, all_figures
-from .load import ResultFile, ResultsError, load
+from .load import ResultFile, ResultsError, known, load
 from .staleness import CodeHash, stale_reason
 from .table import Table
 
@@ -37,11 +37,50 @@ class Unavailable(ResultsError):
     error box where the data would have been; a strict build fails with it."""
 
 
+class Frames(MutableMapping):
+    """(figure, machine) -> validated samples. A file an earlier build validated, byte for byte,
+    is listed without being read, and read back from the build cache when a page first needs
+    it: a warm build whose pages are all cached reads no results at all."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[str, str], pd.DataFrame] = {}
+        self._later: dict[tuple[str, str], tuple[ResultFile, Path]] = {}
+
+    def later(self, key: tuple[str, str], file: ResultFile, cache: Path) -> None:
+        self._later[key] = (file, cache)
+
+    def __getitem__(self, key: tuple[str, str]) -> pd.DataFrame:
+        if key not in self._loaded:
+            file, cache = self._later[key]  # KeyError for a pair with no results, as a dict
+            self._loaded[key] = load(file, cache)
+            del self._later[key]
+        return self._loaded[key]
+
+    def __setitem__(self, key: tuple[str, str], frame: pd.DataFrame) -> None:
+        self._later.pop(key, None)
+        self._loaded[key] = frame
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        if key not in self._loaded and key not in self._later:
+            raise KeyError(key)
+        self._loaded.pop(key, None)
+        self._later.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._loaded or key in self._later
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter([*self._loaded, *self._later])
+
+    def __len__(self) -> int:
+        return len(self._loaded) + len(self._later)
+
+
 @dataclass
 class Catalog:
     results: Path
     figures: dict[str, Figure]
-    frames: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+    frames: Frames = field(default_factory=Frames)
     errors: dict[tuple[str, str], str] = field(default_factory=dict)
     orphans: list[ResultFile] = field(default_factory=list)
     preferred: str | None = None
@@ -49,6 +88,7 @@ class Catalog:
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
     disk: bool = False  # keep table models and comparisons under the build cache between builds
+    cache: Path | None = None  # where validated files (and file digests) are kept
 
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
@@ -58,16 +98,22 @@ class Catalog:
         unless given (the site build passes the checkout it builds, which need not be this package's).
         ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
         figures = figures if figures is not None else all_figures(bench_dir)
-        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir, disk=cache is not None)
+        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir, disk=cache is not None, cache=cache)
         for file in layout.discover(results):
             fig_id = figure_id_for(file.stem)
             if fig_id not in cat.figures:
                 cat.orphans.append(file)
                 continue
-            try:
-                cat.frames[(fig_id, file.machine)] = load(file, cache)
-            except ResultsError as err:
-                cat.errors[(fig_id, file.machine)] = str(err)
+            seen = known(file, cache) if cache is not None else None
+            if seen == "":
+                cat.frames.later((fig_id, file.machine), file, cache)
+            elif seen:
+                cat.errors[(fig_id, file.machine)] = seen
+            else:
+                try:
+                    cat.frames[(fig_id, file.machine)] = load(file, cache)
+                except ResultsError as err:
+                    cat.errors[(fig_id, file.machine)] = str(err)
         return cat
 
     def machines(self, fig_id: str) -> list[str]:
@@ -161,8 +207,7 @@ class Catalog:
 
     def csv_digest(self, fig_id: str, machine: str) -> str:
         """sha256 of the results file as loaded: what a cached panel was made from."""
-        return self.memo(("sha", fig_id, machine),
-                         lambda: hashlib.sha256(self.csv_path(fig_id, machine).read_bytes()).hexdigest())
+        return self.memo(("sha", fig_id, machine), lambda: file_digest(self.csv_path(fig_id, machine), self.cache))
 
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
@@ -177,8 +222,35 @@ class Catalog:
         return self._sha[""]
 
     def stale(self) -> list[tuple[str, str]]:
-        """(figure, machine) pairs measured with another script or harness than today's."""
-        return sorted((t.fig.id, t.machine) for t in self.tables() if t.stale)
+        """(figure, machine) pairs measured with another script or harness than today's. Asks
+        every pair, so a pair whose rows cannot be tabulated is among the errors from here on."""
+        out = []
+        for fig_id, machine in sorted(self.frames):
+            try:
+                if self.stale_reason(fig_id, machine):
+                    out.append((fig_id, machine))
+            except Unavailable:
+                continue
+        return out
+
+    def stale_reason(self, fig_id: str, machine: str) -> str:
+        """:attr:`Table.stale` of a pair, or :class:`Unavailable`; kept under the build cache (by
+        the file's digest and today's code hashes), so asking it of every pair reads no table."""
+        if not self.disk:
+            return self.table(fig_id, machine).stale
+        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
+
+        def state() -> tuple[str, str]:
+            try:
+                return ("", self.table(fig_id, machine).stale)
+            except Unavailable as err:
+                return (str(err), "")
+        error, reason = self.stored("state", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)), state)
+        if error:
+            self.errors[(fig_id, machine)] = error
+            self.frames.pop((fig_id, machine), None)
+            raise Unavailable(error)
+        return reason
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from . import compare, fmt, metrics, pages, render, stats
 from .figures import Figure
 from .html import render as template
-from .sessions import Session, cached, env_diff, history
+from .sessions import Session, cached, env_diff, history, kept_files
 
 if TYPE_CHECKING:
     from .markers import Context
@@ -50,11 +50,24 @@ def changes_src(machine: str) -> str:
 def session_pages(cat, fig: Figure, machine: str) -> dict[str, str]:
     """Source path -> Markdown of every session page of one figure on one machine."""
     out = {}
-    for sid in history(cat, fig.id, machine).ids:
+    for sid in session_ids(cat, fig, machine):
         out[session_src(fig.id, machine, sid)] = (
             f"{pages.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
             f"<!-- bench:session {fig.id} machine={render.machine_slug(machine)} session={sid} -->\n")
     return out
+
+
+def session_ids(cat, fig: Figure, machine: str) -> list[str]:
+    """``history(...).ids``, kept under the build cache by the results file and the kept sessions'
+    files: listing a machine's session pages reads no session."""
+    from .cachefile import file_digest
+
+    kept = cat.memo(("kept-files",), lambda: kept_files(cat.results)).get((machine, fig.stem), {})
+    state = "-" if machine not in cat.machines(fig.id) else cat.problem(fig.id, machine) or cat.csv_digest(
+        fig.id, machine)
+    files = [(sid, str(p), file_digest(p, cat.cache) if p.is_file() else "-")
+             for sid, pair in sorted(kept.items()) for p in pair]
+    return cat.stored("session-ids", (repr(fig), machine, state, files), lambda: history(cat, fig.id, machine).ids)
 
 
 def changes_page(machine: str) -> str:

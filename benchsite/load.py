@@ -74,7 +74,8 @@ def _check_header(header: list[str], path: Path) -> None:
         raise ResultsError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once in the header")
     # Missing against the version the header is closest to: a version-2 file that lost time_s
     # lacks time_s, not the columns version 3 added.
-    closest = min((V1_COLUMNS, V2_COLUMNS, COLUMNS), key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
+    closest = min((V1_COLUMNS, V2_COLUMNS, COLUMNS),
+                  key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
     missing = [c for c in closest if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
@@ -291,28 +292,56 @@ def _code_version() -> bytes:
     return hashlib.sha256(blob).digest()
 
 
+def _stored(file: ResultFile, cache: Path) -> Path | None:
+    """Where a validated frame of ``file`` (as its bytes are now) is kept; None if unreadable."""
+    digest = hashlib.sha256(_code_version())
+    digest.update(f"{file.machine}\0{file.stem}\0".encode())
+    try:
+        digest.update(cachefile.file_digest(file.path, cache).encode())
+    except OSError:
+        return None  # the loader names the problem
+    return cache / f"{digest.hexdigest()}.pkl"
+
+
 def load(file: ResultFile, cache: Path | None = None) -> pd.DataFrame:
     """One validated results file as a DataFrame with parsed params as ``p_<key>`` columns.
 
     Raises :class:`ResultsError` naming the file and line of the first problem. With
     ``cache`` (a folder), a file already validated, byte for byte, with this code is
-    read back from there instead (parsing and checking is most of a warm build's load).
+    read back from there instead (parsing and checking is most of a warm build's load),
+    and so is the error of a file already refused.
     """
-    if cache is None:
+    stored = _stored(file, cache) if cache is not None else None
+    if stored is None:
         return _load(file)
-    digest = hashlib.sha256(_code_version())
-    digest.update(f"{file.machine}\0{file.stem}\0".encode())
-    try:
-        digest.update(file.path.read_bytes())
-    except OSError:
-        return _load(file)  # the loader names the problem
-    stored = cache / f"{digest.hexdigest()}.pkl"
     found = cachefile.read(stored)
     if isinstance(found, pd.DataFrame):
         return found
-    frame = _load(file)
+    try:
+        frame = _load(file)
+    except ResultsError as err:
+        cachefile.write(_error_file(stored, file), str(err))
+        raise
     cachefile.write(stored, frame)
     return frame
+
+
+def _error_file(stored: Path, file: ResultFile) -> Path:
+    # The message names the file's path: the same bytes elsewhere are another entry.
+    return stored.with_name(hashlib.sha256(f"{stored.name}\0{file.path}".encode()).hexdigest() + ".err")
+
+
+def known(file: ResultFile, cache: Path) -> str | None:
+    """What an earlier build found in ``file`` as its bytes are now, without reading the frame:
+    ``""`` when it validated (:func:`load` reads it back), its error message when it did not,
+    None when no build has looked at these bytes with this code."""
+    stored = _stored(file, cache)
+    if stored is None:
+        return None
+    if stored.is_file():
+        return ""
+    error = cachefile.read(_error_file(stored, file))
+    return error if isinstance(error, str) else None
 
 
 def _load(file: ResultFile) -> pd.DataFrame:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-
 from markupsafe import Markup
 
 from . import fmt, stats

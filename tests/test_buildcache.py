@@ -82,13 +82,13 @@ def test_a_validated_file_is_read_back_until_its_bytes_change(tmp_path):
         load(file, cache)
 
 
-def test_predraw_draws_missing_charts_in_parallel_and_the_pages_reuse_them(tmp_path, monkeypatch):
+def test_a_chart_drawn_by_one_build_cache_is_read_back_by_another(tmp_path, monkeypatch):
+    """What a warming worker draws (benchsite/parallel.py), the build reads back from disk."""
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     fig = demo_figure(tmp_path)
     tabs = [table_of(write_machine(tmp_path / "results", m, scale=s), fig) for m, s in (("cpu-a", 1), ("cpu-b", 2))]
-    cache = BuildCache()
-    assert cache.predraw(tabs, workers=2) == 2
+    worker = BuildCache()
+    drawn = [worker.fill(worker.chart_placeholder(t)) for t in tabs]
     monkeypatch.setattr(render, "panel_chart", lambda tab: pytest.fail("drawn twice"))
-    placeholders = [cache.chart_placeholder(t) for t in tabs]
-    assert all("<svg" in cache.fill(p) for p in placeholders)
-    assert BuildCache().predraw(tabs, workers=2) == 0  # on disk now: nothing to draw
+    build = BuildCache()
+    assert [build.fill(build.chart_placeholder(t)) for t in tabs] == drawn and all("<svg" in d for d in drawn)

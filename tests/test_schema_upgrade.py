@@ -82,7 +82,6 @@ def test_a_harness_change_marks_every_figure_stale(tmp_path):
 def test_a_version_2_file_that_lost_a_column_is_told_which(tmp_path):
     """The missing column is named against the version the header is closest to, not today's."""
     from benchkit.schema import V2_MISSING
-
     from benchsite import load
 
     header = [c for c in load.V2_COLUMNS if c != "time_s"]

@@ -92,6 +92,7 @@ class Build:
     files: Files | None = None
     nav: object = None
     env: object = None
+    state: str | None = None  # _state, once computed
 
     def warn_once(self, message: str) -> None:
         # A bad file shows on the index, its figure page, its chapter and in prose: say so once.
@@ -133,8 +134,6 @@ def on_config(config):
             "were recorded (make bench refreshes it)")
     for orphan in cat.orphans:
         log.warning(f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
-    drawn = build.cache.predraw(cat.tables())
-    log.info(f"bench: {drawn} charts drawn")
     return config
 
 
@@ -157,7 +156,7 @@ def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
 
 def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
     """In a worker: what every page showing one figure on one machine starts from."""
-    BuildCache().predraw([cat.table(fig_id, machine)])
+    BuildCache().chart_placeholder(cat.table(fig_id, machine))  # drawn and stored
     sessions.history(cat, fig_id, machine)
 
 
@@ -187,9 +186,7 @@ def on_nav(nav, config, files):
     build = BUILD[0]
     build.nav = nav
     writer = _Writer(build, config)
-    # A chapter reads any figure's results and any page's title: its job is keyed on all of them.
-    state = parallel.key(writer.code, *(_stat(p) for p in sorted(build.catalog.results.rglob("*")) if p.is_file()),
-                         *(_stat(p) for p in sorted(Path(config["docs_dir"]).rglob("*.md"))))
+    state = _state(build, config)  # here, not once in each worker
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state))
             for f in files.documentation_pages() if f.src_uri.endswith(".md")]
@@ -210,7 +207,7 @@ def on_env(env, config, files):
 def _warm_source(build: Build, config, file: File) -> None:
     """In a worker: a page's markers expanded, so that their blocks are in the build cache."""
     text, _ = md_meta.get_data(file.content_string)
-    markers.expand(text, _context(build, config, file.src_uri, file.url))
+    _expand(build, config, text, file.src_uri, file.url)
 
 
 _WORKER_WRITER: list[_Writer] = []  # one per worker process (made there, after the fork)
@@ -239,7 +236,51 @@ def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return markers.expand(markdown, _context(BUILD[0], config, page.file.src_uri, page.url))
+    return _expand(BUILD[0], config, markdown, page.file.src_uri, page.url)
+
+
+def _expand(build: Build, config, markdown: str, src_uri: str, url: str) -> str:
+    """A page's markers expanded, from the build cache when the page, every input a marker can
+    read (``_state``) and the code are what they were and the last expansion reported nothing."""
+    stored = cache_dir() / "expanded" / f"{parallel.key(_state(build, config), src_uri, url, markdown)}.pkl"
+    found = cachefile.read(stored)
+    if isinstance(found, dict):
+        build.cache.restore(found["blocks"])
+        return found["text"]
+    warnings, problems = _Count(), build.problems
+    logging.getLogger("mkdocs").addHandler(warnings)
+    try:
+        text = markers.expand(markdown, _context(build, config, src_uri, url))
+    finally:
+        logging.getLogger("mkdocs").removeHandler(warnings)
+    if not warnings.count and build.problems == problems:
+        cachefile.write(stored, {"text": text, "blocks": build.cache.blocks_in(text)})
+    return text
+
+
+def _state(build: Build, config) -> str:
+    """Everything a page's markers can read, hashed once per build: the code and the site's
+    set-up, every figure's metadata and code hashes, every results file (its digest, or why it
+    cannot be used) and kept session, and every file under docs/ (chapters quote each other)."""
+    if build.state is None:
+        cat = build.catalog
+        h = hashlib.sha256(_Writer.code_of(config) + (Path(sessions.__file__).parent / "peaks.csv").read_bytes())
+        h.update(f"{cat.results}\0{cat.preferred}\0".encode())
+        for fig_id, fig in sorted(cat.figures.items()):
+            h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
+            for machine in cat.machines(fig_id):
+                h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
+        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))
+        for where, found in sorted(kept.items()):
+            for sid, pair in sorted(found.items()):
+                for path in pair:
+                    h.update(f"{where}\0{sid}\0{path}\0".encode())
+                    h.update(cachefile.file_digest(path, cat.cache).encode() if path.is_file() else b"-")
+        docs = Path(config["docs_dir"])
+        for path in sorted(p for p in docs.rglob("*") if p.is_file()):
+            h.update(f"{path.relative_to(docs)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
+        build.state = h.hexdigest()
+    return build.state
 
 
 def on_post_page(output: str, page, config) -> str:
@@ -405,11 +446,16 @@ class _Writer:
 
     @functools.cached_property
     def code(self) -> bytes:
+        return self.code_of(self.config)
+
+    @staticmethod
+    def code_of(config) -> bytes:
+        """The code a page goes through and the site's set-up: benchsite, this hook, Markdown."""
         import pymdownx
 
-        config = (self.config.get("site_url"), self.config.get("repo_url"), self.config["markdown_extensions"],
-                  self.config["mdx_configs"], markdown.__version__, pymdownx.__version__)
-        return (sessions.code_version() + repr(config)).encode() + Path(__file__).read_bytes()
+        setup = (config.get("site_url"), config.get("repo_url"), config["markdown_extensions"],
+                 config["mdx_configs"], markdown.__version__, pymdownx.__version__)
+        return (sessions.code_version() + repr(setup)).encode() + Path(__file__).read_bytes()
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages

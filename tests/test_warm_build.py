@@ -1,0 +1,82 @@
+"""A warm build reads pages, expansions and validated files back from the build cache; these
+tests change what they were made from between two builds with one cache and check that the
+second build shows the change (nothing stale is served), and that unchanged inputs are not
+read again (a listed file is loaded only when a page asks for it)."""
+
+import hashlib
+import html
+import os
+import shutil
+import time
+
+import pytest
+
+from benchkit.layout import discover
+from benchsite import cachefile, load
+from benchsite.catalog import Catalog
+from conftest import REFERENCE, REPO, build_site
+
+
+@pytest.fixture
+def results(tmp_path):
+    root = tmp_path / "results"
+    shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE, ignore=shutil.ignore_patterns("sessions"))
+    return root
+
+
+def test_a_file_validated_before_is_listed_unread_and_loaded_when_asked(results, tmp_path):
+    cache = tmp_path / "frames"
+    Catalog.build(results, cache=cache)  # validates every file once
+    cat = Catalog.build(results, cache=cache)
+    key = ("fig-dispatch-vs-completion", REFERENCE)
+    assert key in cat.frames and not cat.frames._loaded  # listed, nothing read
+    assert len(cat.frame(*key)) > 0 and key in cat.frames._loaded
+
+
+def test_a_refused_file_keeps_its_message_until_its_bytes_change(results, tmp_path):
+    cache = tmp_path / "frames"
+    path = results / REFERENCE / "pytree_block.csv"
+    good = path.read_text()
+    path.write_text("")
+    file = next(f for f in discover(results) if f.path == path)
+    with pytest.raises(load.ResultsError, match=r"pytree_block.csv:1: empty file"):
+        load.load(file, cache)
+    assert load.known(file, cache).endswith(":1: empty file")
+    cat = Catalog.build(results, cache=cache)
+    assert cat.problem("fig-pytree-block", REFERENCE).endswith(":1: empty file")
+    path.write_text(good)
+    assert load.known(file, cache) is None  # new bytes: looked at afresh
+    assert Catalog.build(results, cache=cache).problem("fig-pytree-block", REFERENCE) is None
+
+
+def test_a_file_digest_is_remembered_until_the_file_changes(tmp_path):
+    path, cache = tmp_path / "data.csv", tmp_path / "cache"
+    path.write_text("a,b\n1,2\n")
+    first = cachefile.file_digest(path, cache)
+    assert first == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert len(list((cache / "digest").iterdir())) == 1
+    assert cachefile.file_digest(path, cache) == first  # read back, the same
+    stamp = path.stat()
+    time.sleep(0.01)
+    path.write_text("a,b\n1,3\n")  # same size, new bytes
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # even with the old mtime put back
+    assert cachefile.file_digest(path, cache) == hashlib.sha256(b"a,b\n1,3\n").hexdigest()
+
+
+def page(site, src: str) -> str:
+    return html.unescape((site / src.removesuffix(".md") / "index.html").read_text())
+
+
+def test_a_warm_build_shows_a_results_file_that_went_bad_since(results, tmp_path):
+    """Every page was cached by the first build; the second must not serve the old chapter."""
+    env = {"BENCH_CACHE": str(tmp_path / "cache")}
+    first = build_site(tmp_path / "one", results, strict=False, extra_env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert 'class="bench-error"' not in page(tmp_path / "one", "what-the-clock-caught.md")
+    path = results / REFERENCE / "dispatch_vs_completion.csv"
+    path.write_text(path.read_text().replace(",dispatch,", ",dispatch,x,", 1))  # one row too wide
+    second = build_site(tmp_path / "two", results, strict=False, extra_env=env)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "dispatch_vs_completion.csv:2:" in second.stderr  # said again, by this build
+    chapter = page(tmp_path / "two", "what-the-clock-caught.md")
+    assert 'class="bench-error"' in chapter and "dispatch_vs_completion.csv:2:" in chapter
