@@ -45,9 +45,16 @@ class Frames(MutableMapping):
     def __init__(self) -> None:
         self._loaded: dict[tuple[str, str], pd.DataFrame] = {}
         self._later: dict[tuple[str, str], tuple[ResultFile, Path]] = {}
+        self._source: dict[tuple[str, str], tuple[ResultFile, Path]] = {}
 
     def later(self, key: tuple[str, str], file: ResultFile, cache: Path) -> None:
-        self._later[key] = (file, cache)
+        self._later[key] = self._source[key] = (file, cache)
+
+    def unload(self) -> None:
+        """Forget the frames read back from the cache (they are read again when asked for)."""
+        for key in [k for k in self._loaded if k in self._source]:
+            del self._loaded[key]
+            self._later[key] = self._source[key]
 
     def __getitem__(self, key: tuple[str, str]) -> pd.DataFrame:
         if key not in self._loaded:
@@ -58,6 +65,7 @@ class Frames(MutableMapping):
 
     def __setitem__(self, key: tuple[str, str], frame: pd.DataFrame) -> None:
         self._later.pop(key, None)
+        self._source.pop(key, None)
         self._loaded[key] = frame
 
     def __delitem__(self, key: tuple[str, str]) -> None:
@@ -65,6 +73,7 @@ class Frames(MutableMapping):
             raise KeyError(key)
         self._loaded.pop(key, None)
         self._later.pop(key, None)
+        self._source.pop(key, None)
 
     def __contains__(self, key: object) -> bool:
         return key in self._loaded or key in self._later
@@ -184,6 +193,14 @@ class Catalog:
             except Unavailable:
                 continue
         return out
+
+    def trim(self, most: int = 48) -> None:
+        """Once more than ``most`` frames were read back, forget them and everything derived from
+        them (tables, histories, comparisons): a warming worker that goes through a hundred
+        machines holds a few of them at a time, not all (each is read back again if asked)."""
+        if len(self.frames._loaded) > most:
+            self.frames.unload()
+            self._memo.clear()
 
     def memo(self, key: tuple, compute: Callable[[], T]) -> T:
         """A value derived from this catalog, computed once (e.g. a comparison two pages show)."""

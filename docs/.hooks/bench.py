@@ -57,6 +57,7 @@ class DirectPage(File):
                          dest_uri=f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html",
                          inclusion=InclusionLevel.NOT_IN_NAV)
         self.text = text
+        self.cache_key: str | None = None  # _Writer.key, once computed (on_nav)
         self.anchor_ids: set[str] | None = None  # once written
         self.links_to_anchors: dict = {}  # File -> {anchor: link}, once written
 
@@ -155,9 +156,14 @@ def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
 
 
 def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
-    """In a worker: what every page showing one figure on one machine starts from."""
-    BuildCache().chart_placeholder(cat.table(fig_id, machine))  # drawn and stored
-    sessions.history(cat, fig_id, machine)
+    """In a worker: what every page showing one figure on one machine starts from, and what the
+    build asks of every pair before any page (its stale reason, its list of sessions)."""
+    try:
+        cat.stale_reason(fig_id, machine)
+        BuildCache().chart_placeholder(cat.table(fig_id, machine))  # drawn and stored
+        history.session_ids(cat, cat.figures[fig_id], machine)
+    finally:
+        cat.trim()
 
 
 def on_files(files: Files, config) -> Files:
@@ -192,7 +198,7 @@ def on_nav(nav, config, files):
             for f in files.documentation_pages() if f.src_uri.endswith(".md")]
     for file in build.direct:
         text, _ = md_meta.get_data(file.text)
-        key = writer.key(file, text)
+        key = file.cache_key = writer.key(file, text)
         if key and not writer.stored(key).is_file():
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
     parallel.warm(jobs)
@@ -207,7 +213,10 @@ def on_env(env, config, files):
 def _warm_source(build: Build, config, file: File) -> None:
     """In a worker: a page's markers expanded, so that their blocks are in the build cache."""
     text, _ = md_meta.get_data(file.content_string)
-    _expand(build, config, text, file.src_uri, file.url)
+    try:
+        _expand(build, config, text, file.src_uri, file.url)
+    finally:
+        build.catalog.trim()
 
 
 _WORKER_WRITER: list[_Writer] = []  # one per worker process (made there, after the fork)
@@ -217,7 +226,10 @@ def _warm_direct(build: Build, config, file: DirectPage, text: str, key: str) ->
     """In a worker: a written page's body, kept under the build cache by ``render``."""
     if not _WORKER_WRITER:
         _WORKER_WRITER.append(_Writer(build, config))
-    _WORKER_WRITER[0].render(file, text, key)
+    try:
+        _WORKER_WRITER[0].render(file, text, key)
+    finally:
+        build.catalog.trim()
 
 
 def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
@@ -315,6 +327,7 @@ class _Writer:
         self.title._register(self.md)
         self.doc_files = build.files.documentation_pages()
         self.shells: dict[tuple, tuple[str, dict]] = {}
+        self.shell_digests: dict[int, str] = {}  # by id() of a shell in self.shells (kept alive there)
 
     @functools.cached_property
     def toc_template(self):
@@ -346,25 +359,49 @@ class _Writer:
 
     def write(self, file: DirectPage) -> None:
         text, meta = md_meta.get_data(file.text)
-        key = self.key(file, text)
+        key = file.cache_key if file.cache_key is not None else self.key(file, text)
+        shell, context = self.shell(file, meta)
+        # The finished page, when its body and the shell around it are what they were: read and
+        # written as bytes (a hundred machine folders make thousands of these pages).
+        shell_digest = self.shell_digests.setdefault(id(shell), hashlib.sha256(shell.encode()).hexdigest())
+        done = cache_dir() / "page-html" / f"{parallel.key(key, file.src_uri, shell_digest)}.pkl" if key else None
+        finished = cachefile.read(done) if done else None
+        if isinstance(finished, dict) and self._links_resolve(file, finished):
+            self._page(file, finished["title"], meta, get_toc([]))  # the sitemap reads its URL and date
+            write_file(finished["html"], file.abs_dest_path)
+            return
         found = cachefile.read(self.stored(key)) if key else None
-        if not (isinstance(found, dict) and all(self.build.files.get_file_from_path(t) for t in found["targets"])):
+        if not (isinstance(found, dict) and self._links_resolve(file, found)):
             found = self.render(file, text, key)
+            self._links_resolve(file, found)
+        html = self.finish(file, meta, found, shell, context)
+        write_file(html, file.abs_dest_path)
+        if done and self.stored(key).is_file():  # its body was kept: it reported nothing
+            cachefile.write(done, {"html": html, "title": file.page.title, "targets": found["targets"],
+                                   "anchor_ids": found["anchor_ids"], "anchor_links": found["anchor_links"]})
+
+    def _links_resolve(self, file: DirectPage, found: dict) -> bool:
+        """Whether every page this one links to is still in the site; if so, its anchors and
+        links are recorded for the anchor check (``_check_anchors``)."""
+        if not all(self.build.files.get_file_from_path(t) for t in found["targets"]):
+            return False
         file.anchor_ids = found["anchor_ids"]
         file.links_to_anchors = {self.build.files.get_file_from_path(t): links
                                  for t, links in found["anchor_links"].items()}
+        return True
+
+    def finish(self, file: DirectPage, meta: dict, found: dict, shell: str, context: dict) -> bytes:
+        """The page: its body in the theme's shell, with its title, canonical URL and contents."""
         toc = get_toc(found["toc_tokens"])
         first = next(iter(toc), None)
         title = found["title"] or posixpath.basename(file.url.rstrip("/"))
-        shell, context = self.shell(file, meta)
         page = self._page(file, title, meta, toc)
         toc_html = self.toc_template.render(dict(context, page=page))
         html = (shell.replace(SHELL_TOC, toc_html).replace("\0url", page.canonical_url or "")
                 .replace("#\0anchor", f"#{first.id}" if first else "#")
                 .replace(f"<title>{SHELL_TITLE}", f"<title>{Markup(title).striptags()}")  # as the theme does
                 .replace(SHELL_TITLE, title))
-        write_file(html.replace(SHELL_BODY, found["body"]).encode("utf-8", errors="xmlcharrefreplace"),
-                   file.abs_dest_path)
+        return html.replace(SHELL_BODY, found["body"]).encode("utf-8", errors="xmlcharrefreplace")
 
     def render(self, file: DirectPage, text: str, key: str | None) -> dict:
         """The page's body from its markers and Markdown, kept under the build cache when nothing
