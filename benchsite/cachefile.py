@@ -33,9 +33,12 @@ def write(path: Path, value: object) -> None:
 
 def file_digest(path: Path, cache: Path | None) -> str:
     """sha256 of a file's bytes, remembered under ``cache`` by what changes whenever the bytes
-    do (path, size, inode, modification and status-change times: ``ctime`` cannot be set back by
-    anyone, so an edited file is always hashed again). A warm build of a hundred machine folders
-    then reads gigabytes of results once per change, not once per build."""
+    do (path, size, inode, modification and status-change times). On Linux and other POSIX
+    systems no program can set ``ctime`` back, so an edited file is always hashed again; on a
+    filesystem with coarse timestamps, or on Windows (where ``st_ctime`` is the creation time),
+    an edit within the same tick that keeps the size could go unseen: ``make clean`` empties the
+    cache. A warm build of a hundred machine folders reads gigabytes of results once per change,
+    not once per build."""
     st = path.stat()
     memo = None
     if cache is not None:

@@ -75,6 +75,14 @@ class Frames(MutableMapping):
         self._later.pop(key, None)
         self._source.pop(key, None)
 
+    def pop(self, key: tuple[str, str], default: object = None) -> object:
+        """Remove a pair without reading its frame (MutableMapping.pop would read it first)."""
+        if key not in self:
+            return default
+        value = self._loaded.get(key)
+        del self[key]
+        return value
+
     def __contains__(self, key: object) -> bool:
         return key in self._loaded or key in self._later
 

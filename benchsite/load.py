@@ -17,6 +17,7 @@ import functools
 import hashlib
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,10 +286,12 @@ def code_digest() -> str:
 
 @functools.cache
 def _code_version() -> bytes:
-    """What a validated frame depends on besides the file: this module, the schema, pandas."""
-    from benchkit import schema
+    """What a validated frame (or a refusal) depends on besides the file: this module, the schema,
+    the machine-label rule (provenance), the cache format, pandas and numpy."""
+    from benchkit import provenance, schema
 
-    blob = Path(__file__).read_bytes() + Path(schema.__file__).read_bytes() + pd.__version__.encode()
+    blob = b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], schema, provenance, cachefile))
+    blob += f"{pd.__version__}\0{np.__version__}".encode()
     return hashlib.sha256(blob).digest()
 
 

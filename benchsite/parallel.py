@@ -18,6 +18,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -65,6 +66,13 @@ def _quiet() -> None:
     logging.getLogger("mkdocs").addHandler(logging.NullHandler())
 
 
+def _fork_unsafe() -> bool:
+    """Whether this process runs threads a fork would copy mid-work: Python threads (``mkdocs
+    serve``'s server), or JAX's runtime (a test process that imported it). A numpy BLAS pool is
+    not counted: it idles between calls and prepares itself for a fork."""
+    return threading.active_count() > 1 or "jax" in sys.modules
+
+
 def _run(index: int) -> None:
     job = _JOBS[index]
     try:
@@ -90,7 +98,7 @@ def warm(jobs: Sequence[Job]) -> int:
     running, as under ``mkdocs serve``: the build then does everything itself, as it would)."""
     todo = [job for job in jobs if not (job.done_file and job.done_file.is_file())]
     count = min(workers(), len(todo))
-    if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+    if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or _fork_unsafe():
         return 0
     _JOBS[:] = todo
     try:

@@ -299,10 +299,12 @@ def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
 
 @functools.cache
 def code_version() -> str:
-    """What a cached session depends on besides its files: every benchsite module and template, pandas."""
+    """What a cached session depends on besides its files: every benchsite module and template,
+    the roofline's peak table, pandas and numpy (the statistics run in both)."""
     package = Path(__file__).resolve().parent
-    files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*"))
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + pd.__version__.encode()).hexdigest()
+    files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*")) + [package / "peaks.csv"]
+    versions = f"{pd.__version__}\0{np.__version__}".encode()
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + versions).hexdigest()
 
 
 def cached(kind: str, key: str, make: Callable[[], object]) -> object:

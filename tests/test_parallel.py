@@ -1,9 +1,14 @@
 """Warming the build cache in worker processes (benchsite/parallel.py), with jobs whose effects
 are files the test can count: each job runs once, a failed or killed job is left to the build,
-a job that ran to the end is not run again, and nothing a worker says reaches the build's log."""
+a job that ran to the end is not run again, and nothing a worker says reaches the build's log.
+
+The test process has imported JAX (other tests do), and ``warm`` refuses to fork a process that
+runs JAX's threads; so each case runs in a fresh interpreter (``spawn``), as a build does."""
 
 import logging
+import multiprocessing
 import os
+import sys
 import threading
 from functools import partial
 from pathlib import Path
@@ -13,11 +18,24 @@ import pytest
 from benchsite import parallel
 
 
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("BENCH_JOBS", "2")
-    return tmp_path / "cache"
+def clean(case, tmp_path: Path, jobs: str = "2") -> None:
+    """Run ``case(tmp_path)`` in a fresh interpreter with its own cache; its assertions fail this test."""
+    proc = multiprocessing.get_context("spawn").Process(target=_child, args=(case, str(tmp_path), jobs))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 0, (tmp_path / "failure.txt").read_text() if (tmp_path / "failure.txt").exists() \
+        else f"exit code {proc.exitcode}"
+
+
+def _child(case, tmp: str, jobs: str) -> None:
+    import traceback
+
+    os.environ.update(BENCH_CACHE=str(Path(tmp) / "cache"), BENCH_JOBS=jobs)
+    try:
+        case(Path(tmp))
+    except BaseException:
+        (Path(tmp) / "failure.txt").write_text(traceback.format_exc())
+        raise
 
 
 def mark(folder: Path, name: str) -> None:
@@ -34,19 +52,30 @@ def die() -> None:
     os._exit(3)  # a worker killed mid-job (out of memory, say)
 
 
-def test_each_job_runs_once_in_a_worker_process(tmp_path):
-    jobs = [parallel.Job(partial(mark, tmp_path, f"job-{i}")) for i in range(12)]
+def warn() -> None:
+    logging.getLogger("mkdocs.plugins.bench").warning("WORKER-WARNING")
+
+
+def each_job_once(tmp: Path) -> None:
+    jobs = [parallel.Job(partial(mark, tmp, f"job-{i}")) for i in range(12)]
     assert parallel.warm(jobs) == 12
-    runs = {p.name: p.read_text().split() for p in tmp_path.glob("job-*")}
+    runs = {p.name: p.read_text().split() for p in tmp.glob("job-*")}
     assert sorted(runs) == sorted(f"job-{i}" for i in range(12))
     assert all(len(pids) == 1 for pids in runs.values())
     assert str(os.getpid()) not in {pid for pids in runs.values() for pid in pids}
 
 
-def test_one_worker_means_no_warming(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCH_JOBS", "1")
-    assert parallel.warm([parallel.Job(partial(mark, tmp_path, "a")), parallel.Job(partial(mark, tmp_path, "b"))]) == 0
-    assert not list(tmp_path.glob("[ab]"))
+def test_each_job_runs_once_in_a_worker_process(tmp_path):
+    clean(each_job_once, tmp_path)
+
+
+def nothing_with_one_worker(tmp: Path) -> None:
+    assert parallel.warm([parallel.Job(partial(mark, tmp, "a")), parallel.Job(partial(mark, tmp, "b"))]) == 0
+    assert not list(tmp.glob("[ab]"))
+
+
+def test_one_worker_means_no_warming(tmp_path):
+    clean(nothing_with_one_worker, tmp_path, jobs="1")
 
 
 def test_a_bad_jobs_setting_is_named(monkeypatch):
@@ -55,50 +84,69 @@ def test_a_bad_jobs_setting_is_named(monkeypatch):
         parallel.workers()
 
 
-def test_threads_running_mean_no_warming(tmp_path):
-    """mkdocs serve runs a server thread; forking then could copy a held lock into a worker."""
+def nothing_while_threads_run(tmp: Path) -> None:
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert parallel.warm([parallel.Job(partial(mark, tmp_path, f"t{i}")) for i in range(3)]) == 0
+        assert parallel.warm([parallel.Job(partial(mark, tmp, f"t{i}")) for i in range(3)]) == 0
     finally:
         stop.set()
         thread.join()
-    assert not list(tmp_path.glob("t*"))
+    assert not list(tmp.glob("t*"))
 
 
-def test_a_finished_keyed_job_is_skipped_next_time_and_a_failed_one_is_not(tmp_path, cache):
-    done = parallel.Job(partial(mark, tmp_path, "done"), key=parallel.key("done", 1))
+def test_threads_running_mean_no_warming(tmp_path):
+    """mkdocs serve runs a server thread; forking then could copy a held lock into a worker."""
+    clean(nothing_while_threads_run, tmp_path)
+
+
+def test_a_process_running_jax_is_not_forked(tmp_path, monkeypatch):
+    """This very process: JAX was imported by other tests (or is stood in for here)."""
+    monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))
+    monkeypatch.setenv("BENCH_JOBS", "2")
+    assert parallel.warm([parallel.Job(partial(mark, tmp_path, f"j{i}")) for i in range(3)]) == 0
+    assert not list(tmp_path.glob("j*"))
+
+
+def skip_what_finished(tmp: Path) -> None:
+    done = parallel.Job(partial(mark, tmp, "done"), key=parallel.key("done", 1))
     bad = parallel.Job(fail, key=parallel.key("bad", 1))
     assert parallel.warm([done, bad]) == 2
     assert done.done_file.is_file() and not bad.done_file.exists()
     assert parallel.warm([done, bad]) == 0  # only the failed one is left: not worth a pool
-    assert (tmp_path / "done").read_text().count("\n") == 1
-    changed = parallel.Job(partial(mark, tmp_path, "done"), key=parallel.key("done", 2))  # its input changed
+    assert (tmp / "done").read_text().count("\n") == 1
+    changed = parallel.Job(partial(mark, tmp, "done"), key=parallel.key("done", 2))  # its input changed
     assert parallel.warm([changed, bad]) == 2
-    assert (tmp_path / "done").read_text().count("\n") == 2
+    assert (tmp / "done").read_text().count("\n") == 2
+
+
+def test_a_finished_keyed_job_is_skipped_next_time_and_a_failed_one_is_not(tmp_path):
+    clean(skip_what_finished, tmp_path)
+
+
+def survive_a_dead_worker(tmp: Path) -> None:
+    parallel.warm([parallel.Job(die)] + [parallel.Job(partial(mark, tmp, f"after-{i}")) for i in range(4)])
+    assert parallel.warm([parallel.Job(partial(mark, tmp, f"again-{i}")) for i in range(2)]) == 2
+    assert len(list(tmp.glob("again-*"))) == 2
 
 
 def test_a_worker_that_dies_leaves_the_rest_to_the_build(tmp_path):
-    jobs = [parallel.Job(die)] + [parallel.Job(partial(mark, tmp_path, f"after-{i}")) for i in range(4)]
-    parallel.warm(jobs)  # returns: no exception, no hang
-    assert parallel.warm([parallel.Job(partial(mark, tmp_path, f"again-{i}")) for i in range(2)]) == 2
-    assert len(list(tmp_path.glob("again-*"))) == 2
+    clean(survive_a_dead_worker, tmp_path)
 
 
-def warn() -> None:
-    logging.getLogger("mkdocs.plugins.bench").warning("WORKER-WARNING")
-
-
-def test_what_a_worker_logs_never_reaches_the_build(capfd):
-    """A strict build counts warnings; the build itself raises the one this job would have."""
-    handler = logging.StreamHandler()  # as mkdocs sets up its log: the workers inherit it
+def workers_say_nothing(tmp: Path) -> None:
+    log = tmp / "stderr.txt"
+    with open(log, "w") as fh:
+        os.dup2(fh.fileno(), 2)  # this process's stderr, which the workers inherit
+    handler = logging.StreamHandler(sys.stderr)  # as mkdocs sets up its log: the workers inherit it
     logging.getLogger("mkdocs").addHandler(handler)
-    try:
-        parallel.warm([parallel.Job(warn), parallel.Job(warn)])
-        warn()  # the same warning from the build itself does show
-    finally:
-        logging.getLogger("mkdocs").removeHandler(handler)
-    out, err = capfd.readouterr()
-    assert (out + err).count("WORKER-WARNING") == 1
+    assert parallel.warm([parallel.Job(warn), parallel.Job(warn)]) == 2
+    warn()  # the same warning from the build itself does show
+    handler.flush()
+    assert log.read_text().count("WORKER-WARNING") == 1, log.read_text()
+
+
+def test_what_a_worker_logs_never_reaches_the_build(tmp_path):
+    """A strict build counts warnings; the build itself raises the one this job would have."""
+    clean(workers_say_nothing, tmp_path)

@@ -80,3 +80,14 @@ def test_a_warm_build_shows_a_results_file_that_went_bad_since(results, tmp_path
     assert "dispatch_vs_completion.csv:2:" in second.stderr  # said again, by this build
     chapter = page(tmp_path / "two", "what-the-clock-caught.md")
     assert 'class="bench-error"' in chapter and "dispatch_vs_completion.csv:2:" in chapter
+
+
+def test_a_warm_build_notices_a_side_file_that_went_missing(results, tmp_path):
+    """A chapter draws a timeline from a side file beside the CSV: the cached expansion of that
+    chapter must not outlive the file."""
+    env = {"BENCH_CACHE": str(tmp_path / "cache")}
+    first = build_site(tmp_path / "one", results, strict=False, extra_env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    (results / REFERENCE / "trace_gaps.timeline.json").unlink()
+    second = build_site(tmp_path / "two", results, strict=False, extra_env=env)
+    assert second.returncode != 0 and "no side file trace_gaps.timeline.json" in second.stderr

@@ -282,7 +282,9 @@ def _state(build: Build, config) -> str:
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
             for machine in cat.machines(fig_id):
                 h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
-        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))
+        for path in sorted(p for p in cat.results.glob("*/*") if p.is_file()):  # side files too:
+            h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
+        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))  # a timeline, a trace
         for where, found in sorted(kept.items()):
             for sid, pair in sorted(found.items()):
                 for path in pair:
@@ -458,6 +460,10 @@ class _Writer:
             h.update(sid.encode())
             for path in pair:
                 h.update(path.read_bytes() if path.is_file() else b"-")
+        for owner in sorted({machine, ref or machine}):  # side files beside the CSV (a trace, a timeline)
+            for path in sorted((cat.results / owner).glob(f"{fig.stem}.*")):
+                if path.is_file():
+                    h.update(f"{path.name}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
         chapter = Path(self.config["docs_dir"]) / fig.chapter
         h.update(chapter.read_bytes() if chapter.is_file() else b"-")
         return h.hexdigest()
