@@ -73,7 +73,7 @@ def _number(text: str) -> str:
     return repr(float(text))
 
 
-def _quantile(ordered: list[float], q: float) -> float:
+def quantile(ordered: list[float], q: float) -> float:
     """Linear interpolation between order statistics (numpy's and pandas' default)."""
     h = (len(ordered) - 1) * q
     lo = int(h)
@@ -92,7 +92,7 @@ def _summary(key: tuple[str, ...], rows: list[dict[str, str]]) -> list[str]:
     weighted = sum(float(r["time_s"]) * c for r, c in zip(rows, calls))
     hits = sum(int(r.get("cache_hits") or 0) for r in rows)
     stats = [str(len(rows)), repr(statistics.median(times)), repr(times[0]), repr(times[-1]),
-             repr(_quantile(times, 0.25)), repr(_quantile(times, 0.75)),
+             repr(quantile(times, 0.25)), repr(quantile(times, 0.75)),
              repr(weighted / sum(calls)) if sum(calls) else repr(statistics.median(times)),
              _median_of(rows, "calls"), _median_of(rows, "compiles"), str(hits)]
     return [str(SUMMARY_VERSION), *key, *stats, *(_median_of(rows, c) for c in OPTIONAL_NUMBERS)]

@@ -3,6 +3,7 @@ once never read half a file) and read back, or ``None`` when it is missing or da
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -51,3 +52,18 @@ def file_digest(path: Path, cache: Path | None) -> str:
     if memo is not None:
         write(memo, digest)
     return digest
+
+
+@functools.cache
+def code_version() -> str:
+    """What every cached table, session, panel and page depends on besides its inputs: each
+    benchsite module and template, the roofline's peak table, and the libraries that compute and
+    render them (jinja2, numpy, pandas)."""
+    import jinja2
+    import numpy
+    import pandas
+
+    package = Path(__file__).resolve().parent
+    files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*")) + [package / "peaks.csv"]
+    versions = f"{jinja2.__version__}\0{numpy.__version__}\0{pandas.__version__}".encode()
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + versions).hexdigest()

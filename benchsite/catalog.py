@@ -210,6 +210,13 @@ class Catalog:
             self.frames.unload()
             self._memo.clear()
 
+    def kept(self, machine: str, stem: str) -> dict[str, tuple[Path, Path]]:
+        """The sessions kept under ``results/<machine>/sessions/`` for one figure: session id ->
+        (summary file, runs file), listed once per build (``sessions.kept_files``)."""
+        from .sessions import kept_files  # sessions imports this module
+
+        return self.memo(("kept-files",), lambda: kept_files(self.results)).get((machine, stem), {})
+
     def memo(self, key: tuple, compute: Callable[[], T]) -> T:
         """A value derived from this catalog, computed once (e.g. a comparison two pages show)."""
         if key not in self._memo:

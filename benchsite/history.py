@@ -21,7 +21,7 @@ from markupsafe import Markup
 from . import compare, fmt, metrics, pages, render, stats
 from .figures import Figure
 from .html import render as template
-from .sessions import Session, cached, env_diff, history, kept_files
+from .sessions import Session, cached, env_diff, history
 
 if TYPE_CHECKING:
     from .markers import Context
@@ -62,7 +62,7 @@ def session_ids(cat, fig: Figure, machine: str) -> list[str]:
     files: listing a machine's session pages reads no session."""
     from .cachefile import file_digest
 
-    kept = cat.memo(("kept-files",), lambda: kept_files(cat.results)).get((machine, fig.stem), {})
+    kept = cat.kept(machine, fig.stem)
     state = "-" if machine not in cat.machines(fig.id) else cat.problem(fig.id, machine) or cat.csv_digest(
         fig.id, machine)
     files = [(sid, str(p), file_digest(p, cat.cache) if p.is_file() else "-")

@@ -19,7 +19,6 @@ file and every other session are not affected.
 from __future__ import annotations
 
 import csv
-import functools
 import gzip
 import hashlib
 import io
@@ -297,20 +296,10 @@ def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
     return texts
 
 
-@functools.cache
-def code_version() -> str:
-    """What a cached session depends on besides its files: every benchsite module and template,
-    the roofline's peak table, pandas and numpy (the statistics run in both)."""
-    package = Path(__file__).resolve().parent
-    files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*")) + [package / "peaks.csv"]
-    versions = f"{pd.__version__}\0{np.__version__}".encode()
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + versions).hexdigest()
-
-
 def cached(kind: str, key: str, make: Callable[[], object]) -> object:
     """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
-    from) and :func:`code_version`: a warm build reads a session's table and page, never parses them."""
-    stored = cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
+    from) and :func:`cachefile.code_version`: a warm build reads a session's table and page, never parses them."""
+    stored = cache_dir() / kind / f"{hashlib.sha256((key + cachefile.code_version()).encode()).hexdigest()}.pkl"
     found = cachefile.read(stored)
     if found is not None:
         return found
@@ -350,7 +339,7 @@ def _history(cat: Catalog, fig_id: str, machine: str) -> History:
                 found[sid] = _session(summary, runs, (str(path), str(path)), fig, machine, sid, True)
             except ValueError as err:  # SessionError included
                 errors[sid] = str(err) if isinstance(err, SessionError) else f"{path}:1: {err}"
-    kept = cat.memo(("kept-files",), lambda: kept_files(cat.results)).get((machine, fig.stem), {})
+    kept = cat.kept(machine, fig.stem)
     for sid, (summary, runs) in sorted(kept.items()):
         if sid in latest:
             continue  # the results file holds it (archived once already, e.g. by a failed rerun)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .archive import quantile  # the rule the kept session summaries' quartiles were written with
+
 NOISY_WITHIN = 0.10  # IQR/median above 10 % is noisy,
 VERY_NOISY_WITHIN = 0.25  # above 25 % very noisy (thresholds as in torch.utils.benchmark)
 
@@ -93,16 +95,6 @@ def run_means(frame: pd.DataFrame) -> pd.Series:
 MIN_WITHIN_SAMPLES = 4  # an IQR of fewer samples a run says nothing
 
 
-def _quantile(ordered: np.ndarray, q: float) -> float:
-    """The ``q`` quantile of sorted values by linear interpolation (as pandas computes it)."""
-    pos = q * (ordered.size - 1)
-    lo = int(pos)
-    frac = pos - lo
-    if frac == 0 or lo + 1 >= ordered.size:
-        return float(ordered[lo])
-    return float(ordered[lo] + (ordered[lo + 1] - ordered[lo]) * frac)
-
-
 def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]:
     """For each ``by`` value, the median over runs of each run's IQR / median; NaN where runs
     have fewer than ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run).
@@ -115,11 +107,11 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
     fracs: list[list[float]] = [[] for _ in keys]
     for start, stop in zip(starts, np.r_[starts[1:], times.size]):
         part = times[start:stop]
-        mid = _quantile(part, 0.5)
+        mid = float(quantile(part, 0.5))
         if part.size < MIN_WITHIN_SAMPLES or mid == 0:
             fracs[codes[start]].append(float("nan"))
         else:
-            fracs[codes[start]].append((_quantile(part, 0.75) - _quantile(part, 0.25)) / mid)
+            fracs[codes[start]].append(float(quantile(part, 0.75) - quantile(part, 0.25)) / mid)
     out = {}
     for code in np.argsort(first, kind="stable"):  # in order of first appearance
         kept = [v for v in fracs[code] if v == v]

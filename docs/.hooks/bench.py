@@ -150,9 +150,9 @@ def _stat(path: Path) -> str:
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
     fig = cat.figures[fig_id]
-    kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results)).get((machine, fig.stem), {})
+    kept = cat.kept(machine, fig.stem)
     return parallel.key("pair", repr(fig), repr(cat.current_sha(fig_id)), machine, _stat(cat.csv_path(fig_id, machine)),
-                        *(_stat(p) for pair in sorted(kept.values()) for p in pair), sessions.code_version())
+                        *(_stat(p) for pair in sorted(kept.values()) for p in pair), cachefile.code_version())
 
 
 def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
@@ -276,7 +276,7 @@ def _state(build: Build, config) -> str:
     cannot be used) and kept session, and every file under docs/ (chapters quote each other)."""
     if build.state is None:
         cat = build.catalog
-        h = hashlib.sha256(_Writer.code_of(config) + (Path(sessions.__file__).parent / "peaks.csv").read_bytes())
+        h = hashlib.sha256(_Writer.code_of(config))
         h.update(f"{cat.results}\0{cat.preferred}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
@@ -450,7 +450,7 @@ class _Writer:
                 return "-"
             return cat.problem(fig_id, m) or cat.csv_digest(fig_id, m)
 
-        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results)).get((machine, fig.stem), {})
+        kept = cat.kept(machine, fig.stem)
         h = hashlib.sha256(self.code)
         ref = cat.reference(fig.id)
         for value in (text, repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine,
@@ -474,14 +474,13 @@ class _Writer:
         machine = {render.machine_slug(m): m for m in cat.all_machines()}.get(slug)
         if machine is None:
             return None
-        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))
         h = hashlib.sha256(self.code)
         h.update(f"{text}\0{cat.results}\0{machine}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
             state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or cat.csv_digest(
                 fig_id, machine)
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0{state}\0".encode())
-            for sid, pair in sorted(kept.get((machine, fig.stem), {}).items()):
+            for sid, pair in sorted(cat.kept(machine, fig.stem).items()):
                 h.update(sid.encode())
                 for path in pair:
                     h.update(path.read_bytes() if path.is_file() else b"-")
@@ -498,7 +497,7 @@ class _Writer:
 
         setup = (config.get("site_url"), config.get("repo_url"), config["markdown_extensions"],
                  config["mdx_configs"], markdown.__version__, pymdownx.__version__)
-        return (sessions.code_version() + repr(setup)).encode() + Path(__file__).read_bytes()
+        return (cachefile.code_version() + repr(setup)).encode() + Path(__file__).read_bytes()
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
