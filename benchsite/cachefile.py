@@ -41,17 +41,24 @@ def file_digest(path: Path, cache: Path | None) -> str:
     cache. A warm build of a hundred machine folders reads gigabytes of results once per change,
     not once per build."""
     st = path.stat()
+    stamp = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    if stamp in _DIGESTS:  # this process has hashed these bytes (a build asks for a file many times)
+        return _DIGESTS[stamp]
     memo = None
     if cache is not None:
-        stamp = f"{path.resolve()}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
         memo = cache / "digest" / f"{hashlib.sha256(stamp.encode()).hexdigest()}.pkl"
         found = read(memo)
         if isinstance(found, str):
+            _DIGESTS[stamp] = found
             return found
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if memo is not None:
         write(memo, digest)
+    _DIGESTS[stamp] = digest
     return digest
+
+
+_DIGESTS: dict[str, str] = {}  # file_digest by stamp, in this process
 
 
 @functools.cache

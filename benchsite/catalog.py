@@ -104,6 +104,7 @@ class Catalog:
     bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
+    _machines: tuple | None = None  # (frame and error counts, figure -> machines), for machines()
     disk: bool = False  # keep table models and comparisons under the build cache between builds
     cache: Path | None = None  # where validated files (and file digests) are kept
 
@@ -135,8 +136,18 @@ class Catalog:
 
     def machines(self, fig_id: str) -> list[str]:
         """Machines with results (good or bad) for a figure; the preferred one first."""
-        found = {m for f, m in (*self.frames, *self.errors) if f == fig_id}
-        return sorted(found, key=lambda m: (m != self.preferred, m))
+        return list(self._by_figure().get(fig_id, ()))
+
+    def _by_figure(self) -> dict[str, list[str]]:
+        # Every page asks this, and a hundred folders make thousands of pages: sorted once, again
+        # only when a pair is added, removed or moved between frames and errors.
+        seen = (len(self.frames), len(self.errors))
+        if self._machines is None or self._machines[0] != seen:
+            found: dict[str, set[str]] = {}
+            for fig_id, machine in (*self.frames, *self.errors):
+                found.setdefault(fig_id, set()).add(machine)
+            self._machines = (seen, {f: sorted(ms, key=lambda m: (m != self.preferred, m)) for f, ms in found.items()})
+        return self._machines[1]
 
     def all_machines(self) -> list[str]:
         found = {m for _, m in (*self.frames, *self.errors)}

@@ -6,6 +6,7 @@ Formatting only: every number was computed by the table model; the markup is in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -208,6 +209,7 @@ def machine_panel(tab: Table, csv_url: str, svg: str | None = None, ceiling: str
                   ceiling=Markup(ceiling))
 
 
+@functools.lru_cache(maxsize=4096)
 def machine_slug(machine: str) -> str:
     """A URL- and id-safe name for a machine folder. Labels the harness writes are
     already safe and stay as they are; anything else gets a short hash so that two

@@ -61,6 +61,11 @@ class DirectPage(File):
         self.anchor_ids: set[str] | None = None  # once written
         self.links_to_anchors: dict = {}  # File -> {anchor: link}, once written
 
+    @functools.cached_property
+    def source(self) -> tuple[str, dict]:
+        """The page's Markdown and its front matter, as mkdocs would split them."""
+        return front_matter(self.text)
+
     def is_documentation_page(self) -> bool:
         return False
 
@@ -72,6 +77,22 @@ class DirectPage(File):
 
     def copy_file(self, dirty: bool = False) -> None:
         pass  # written by on_post_build
+
+
+def front_matter(text: str) -> tuple[str, dict]:
+    """``mkdocs.utils.meta.get_data``, parsing each distinct YAML block once: thousands of generated
+    pages share two."""
+    found = md_meta.YAML_RE.match(text)
+    data = _yaml_block(found.group(0)) if found else None
+    if data is None:
+        return md_meta.get_data(text)
+    return text[found.end():].lstrip("\n"), dict(data)
+
+
+@functools.lru_cache(maxsize=64)
+def _yaml_block(block: str) -> dict | None:
+    _, data = md_meta.get_data(block)
+    return data if data else None
 
 
 def direct(uri: str) -> bool:
@@ -197,7 +218,7 @@ def on_nav(nav, config, files):
                          parallel.key("source", f.src_uri, f.content_string, state))
             for f in files.documentation_pages() if f.src_uri.endswith(".md")]
     for file in build.direct:
-        text, _ = md_meta.get_data(file.text)
+        text, _ = file.source
         key = file.cache_key = writer.key(file, text)
         if key and not writer.stored(key).is_file():
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
@@ -360,7 +381,7 @@ class _Writer:
         return self.shells[depth]
 
     def write(self, file: DirectPage) -> None:
-        text, meta = md_meta.get_data(file.text)
+        text, meta = file.source
         key = file.cache_key if file.cache_key is not None else self.key(file, text)
         shell, context = self.shell(file, meta)
         # The finished page, when its body and the shell around it are what they were: read and
@@ -440,8 +461,8 @@ class _Writer:
         if file.src_uri.startswith(history.CHANGES_DIR + "/"):
             return self.changes_key(file, text, parts[-1])
         fig = cat.figures.get(parts[1])
-        by_slug = {render.machine_slug(m): m for m in cat.machines(parts[1])} if fig else {}
-        machine = by_slug.get(parts[2])
+        by_slug = cat.memo(("by-slug", parts[1]), lambda: {render.machine_slug(m): m for m in cat.machines(parts[1])})
+        machine = by_slug.get(parts[2]) if fig else None
         if machine is None:
             return None
 
@@ -461,12 +482,15 @@ class _Writer:
             for path in pair:
                 h.update(path.read_bytes() if path.is_file() else b"-")
         for owner in sorted({machine, ref or machine}):  # side files beside the CSV (a trace, a timeline)
-            for path in sorted((cat.results / owner).glob(f"{fig.stem}.*")):
-                if path.is_file():
-                    h.update(f"{path.name}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
+            h.update(cat.memo(("side-files", owner, fig.stem), functools.partial(self.side_files, owner, fig.stem)))
         chapter = Path(self.config["docs_dir"]) / fig.chapter
-        h.update(chapter.read_bytes() if chapter.is_file() else b"-")
+        h.update(cat.memo(("chapter", str(chapter)), lambda: chapter.read_bytes() if chapter.is_file() else b"-"))
         return h.hexdigest()
+
+    def side_files(self, machine: str, stem: str) -> bytes:
+        cat = self.build.catalog
+        return b"".join(f"{path.name}\0{cachefile.file_digest(path, cat.cache)}\0".encode()
+                        for path in sorted((cat.results / machine).glob(f"{stem}.*")) if path.is_file())
 
     def changes_key(self, file: DirectPage, text: str, slug: str) -> str | None:
         """A machine's changes page: every figure's results file and kept sessions on that machine."""

@@ -1,0 +1,158 @@
+"""MkDocs glue: what mkdocs makes of a page's Markdown (its HTML, contents, title and anchors) and
+what the search indexer makes of that HTML, kept under the build cache between builds.
+
+A warm build of the site spent most of its time here: Markdown, code highlighting and the
+search indexer's HTML parser over the same chapters as last time. Each entry's key is a hash of
+everything the result is made from, so a changed input makes it afresh:
+
+- the Markdown after the bench markers are expanded (so every results file a marker read);
+- the files a ``--8<--`` snippet line names (a page with the multi-line snippet form is not
+  kept: the names are not on one line);
+- the page's URL, every file of the site and its URL (links are resolved and checked against
+  them), and the site's set-up (Markdown extensions, validation levels, URLs);
+- this file and the versions of everything that renders (mkdocs, Markdown, pymdown-extensions,
+  Pygments, Material, mkdocs-jupyter and nbconvert for the lesson notebook).
+
+A page whose rendering reported anything (a broken link, a missing anchor, any warning) is
+rendered, and reports it, on every build. This runs after the bench hook (its markers fill the Markdown first) and
+after every plugin (mkdocs-jupyter has replaced a notebook page's rendering by then, and that
+replacement is what gets kept)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from importlib import metadata
+from pathlib import Path
+
+from benchsite import cachefile
+from benchsite.buildcache import cache_dir
+
+# What a render may change on a page; anything else changed means the result is not kept.
+KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}
+RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "mkdocs-jupyter", "nbconvert")
+SNIPPET = re.compile(r'--8<--\s*"([^"]+)"')
+SNIPPET_BLOCK = re.compile(r"^\s*-{1,}8<-{1,}\s*$", re.M)
+
+STATE: dict[str, str] = {}  # this build's set-up digest ("setup") and files digest ("files")
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def on_config(config):
+    setup = (Path(__file__).read_bytes().decode(), [_version(n) for n in RENDERERS], config["markdown_extensions"],
+             config["mdx_configs"], repr(config["validation"]), config["use_directory_urls"],
+             config.get("site_url"), config.get("repo_url"), config["docs_dir"])
+    STATE.clear()
+    STATE["setup"] = hashlib.sha256(repr(setup).encode()).hexdigest()
+    STATE["root"] = str(Path(config["config_file_path"]).resolve().parent)
+    return config
+
+
+def on_files(files, config):
+    listing = "\n".join(sorted(f"{f.src_uri}\0{f.dest_uri}\0{f.url}\0{f.inclusion}" for f in files))
+    STATE["files"] = hashlib.sha256(listing.encode()).hexdigest()
+    return files
+
+
+def on_pre_build(config):
+    for plugin in config["plugins"].values():
+        index = getattr(plugin, "search_index", None)
+        if index is not None and not getattr(index, "bench_cached", False):
+            index.add_entry_from_context = _cached_entries(index, index.add_entry_from_context)
+            index.bench_cached = True
+
+
+def on_pre_page(page, config, files):
+    page.render = _cached_render(page, page.render)
+    return page
+
+
+class _Logged(logging.Handler):
+    """Counts warnings, and mkdocs' own link and anchor reports at any level ``validation:`` sets
+    (a plugin saying what it is doing, at info level, is not a report about the page)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING or record.name.startswith("mkdocs.structure"):
+            self.count += 1
+
+
+def _snippets(markdown: str) -> str | None:
+    """The digests of the files a page's snippet lines include, or None when they cannot all be
+    named from the page alone."""
+    if SNIPPET_BLOCK.search(markdown):
+        return None
+    root, parts = Path(STATE["root"]), []
+    for name in sorted(set(SNIPPET.findall(markdown))):
+        path = root / re.sub(r":[^/\\]*$", "", name)
+        parts.append(f"{name}\0{hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else '-'}")
+    return "\n".join(parts)
+
+
+def _cached_render(page, render):
+    def cached(config, files) -> None:
+        snippets = _snippets(page.markdown or "")
+        key = None
+        if snippets is not None and "files" in STATE:
+            key = hashlib.sha256("\0".join([STATE["setup"], STATE["files"], page.file.src_uri, page.url,
+                                            repr(page.meta), snippets, page.markdown]).encode()).hexdigest()
+        stored = cache_dir() / "rendered" / f"{key}.pkl" if key else None
+        found = cachefile.read(stored) if stored else None
+        if isinstance(found, dict) and _restore(page, found, files):
+            return
+        before, logged = dict(vars(page)), _Logged()
+        logging.getLogger("mkdocs").addHandler(logged)
+        try:
+            render(config, files)
+        finally:
+            logging.getLogger("mkdocs").removeHandler(logged)
+        changed = {k: v for k, v in vars(page).items() if k not in before or before[k] is not v}
+        if stored and not logged.count and set(changed) <= KEPT:
+            links = changed.get("links_to_anchors")
+            if links is not None:
+                changed["links_to_anchors"] = {target.src_uri: found for target, found in links.items()}
+            cachefile.write(stored, changed)
+
+    return cached
+
+
+def _restore(page, found: dict, files) -> bool:
+    links = found.get("links_to_anchors")
+    if links is not None:
+        targets = {src: files.get_file_from_path(src) for src in links}
+        if not all(targets.values()):
+            return False
+        found = dict(found, links_to_anchors={targets[src]: anchors for src, anchors in links.items()})
+    for name, value in found.items():
+        setattr(page, name, value)
+    return True
+
+
+def _cached_entries(index, add):
+    """The search index's entries for a page, by the page's HTML, contents, URL, title and
+    metadata and the index's settings."""
+    def cached(page) -> None:
+        toc = "".join(str(item) for item in page.toc)  # every entry's title and anchor, nested
+        key = hashlib.sha256("\0".join([STATE.get("setup", ""), repr(sorted(index.config.items(), key=str)),
+                                        page.url, str(page.title), repr(page.meta), toc,
+                                        page.content or ""]).encode()).hexdigest()
+        stored = cache_dir() / "search" / f"{key}.pkl"
+        found = cachefile.read(stored)
+        if isinstance(found, list):
+            index.entries.extend(found)
+            return
+        start = len(index.entries)
+        add(page)
+        cachefile.write(stored, index.entries[start:])
+
+    return cached
