@@ -20,6 +20,7 @@ from conftest import REPO
 @pytest.fixture
 def hook(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # where snippet paths are found, as mkdocs' working directory
     path = REPO / "docs" / ".hooks" / "render_cache.py"
     spec = importlib.util.spec_from_file_location("render_cache_under_test", path)
     module = importlib.util.module_from_spec(spec)
@@ -97,13 +98,17 @@ def test_new_markdown_is_rendered_again(hook):
 def test_a_changed_snippet_file_is_rendered_again(hook, tmp_path):
     files = Files(["index.md", "other.md"])
     renderer = Renderer(files)
-    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "code.py").write_text('x = 1\n--8<-- "more.py"\n')  # a snippet file can include another
+    (tmp_path / "more.py").write_text("y = 1\n")
     markdown = '--8<-- "code.py:part"'
     render_twice(hook, files, renderer, markdown, markdown)
     assert renderer.calls == 1
-    (tmp_path / "code.py").write_text("x = 2\n")
+    (tmp_path / "code.py").write_text('x = 2\n--8<-- "more.py"\n')
     render_twice(hook, files, renderer, markdown, markdown)
     assert renderer.calls == 2
+    (tmp_path / "more.py").write_text("y = 2\n")
+    render_twice(hook, files, renderer, markdown, markdown)
+    assert renderer.calls == 3
 
 
 def test_the_multi_line_snippet_form_is_never_kept(hook):
@@ -140,6 +145,17 @@ def test_the_site_files_are_part_of_the_key(hook):
     page = Page("text")
     hook._cached_render(page, renderer(page))({}, files)
     assert renderer.calls == 2
+
+
+def test_a_plugins_settings_are_part_of_the_key(hook, tmp_path):
+    """mkdocs-jupyter renders the lesson by its own settings (theme, prompts, inputs shown)."""
+    config = {"markdown_extensions": [], "mdx_configs": {}, "validation": {}, "use_directory_urls": True,
+              "docs_dir": "docs", "config_file_path": str(tmp_path / "mkdocs.yml")}
+    setups = []
+    for theme in ("light", "dark", "light"):
+        hook.on_config(dict(config, plugins={"mkdocs-jupyter": SimpleNamespace(config={"theme": theme})}))
+        setups.append(hook.STATE["setup"])
+    assert setups[0] != setups[1] and setups[0] == setups[2]
 
 
 def test_search_entries_are_indexed_once_per_page_content(hook):

@@ -406,12 +406,15 @@ class _Writer:
     def _links_resolve(self, file: DirectPage, found: dict) -> bool:
         """Whether every page this one links to is still in the site; if so, its anchors and
         links are recorded for the anchor check (``_check_anchors``)."""
-        if not all(self.build.files.get_file_from_path(t) for t in found["targets"]):
+        if not all(t in self.by_src for t in found["targets"]):
             return False
         file.anchor_ids = found["anchor_ids"]
-        file.links_to_anchors = {self.build.files.get_file_from_path(t): links
-                                 for t, links in found["anchor_links"].items()}
+        file.links_to_anchors = {self.by_src.get(t): links for t, links in found["anchor_links"].items()}
         return True
+
+    @functools.cached_property
+    def by_src(self) -> dict[str, File]:
+        return {f.src_uri: f for f in self.build.files}
 
     def finish(self, file: DirectPage, meta: dict, found: dict, shell: str, context: dict) -> bytes:
         """The page: its body in the theme's shell, with its title, canonical URL and contents."""

@@ -46,12 +46,13 @@ def _version(name: str) -> str:
 
 
 def on_config(config):
+    plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
+               for name, plugin in config["plugins"].items()}
     setup = (Path(__file__).read_bytes().decode(), [_version(n) for n in RENDERERS], config["markdown_extensions"],
              config["mdx_configs"], repr(config["validation"]), config["use_directory_urls"],
-             config.get("site_url"), config.get("repo_url"), config["docs_dir"])
+             config.get("site_url"), config.get("repo_url"), config["docs_dir"], repr(plugins))
     STATE.clear()
     STATE["setup"] = hashlib.sha256(repr(setup).encode()).hexdigest()
-    STATE["root"] = str(Path(config["config_file_path"]).resolve().parent)
     return config
 
 
@@ -88,14 +89,20 @@ class _Logged(logging.Handler):
 
 
 def _snippets(markdown: str) -> str | None:
-    """The digests of the files a page's snippet lines include, or None when they cannot all be
-    named from the page alone."""
-    if SNIPPET_BLOCK.search(markdown):
-        return None
-    root, parts = Path(STATE["root"]), []
-    for name in sorted(set(SNIPPET.findall(markdown))):
-        path = root / re.sub(r":[^/\\]*$", "", name)
-        parts.append(f"{name}\0{hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else '-'}")
+    """The digests of the files a page's snippet lines include, and of the files those include,
+    or None when they cannot all be named from the text alone. Snippets' relative base paths are
+    relative to the directory mkdocs runs in, as here."""
+    parts, todo, seen = [], [markdown], set()
+    while todo:
+        text = todo.pop()
+        if SNIPPET_BLOCK.search(text):
+            return None
+        for name in sorted(set(SNIPPET.findall(text)) - seen):
+            seen.add(name)
+            path = Path(re.sub(r":[^/\\]*$", "", name))
+            data = path.read_bytes() if path.is_file() else b""
+            parts.append(f"{name}\0{hashlib.sha256(data).hexdigest() if path.is_file() else '-'}")
+            todo.append(data.decode("utf-8", errors="replace"))
     return "\n".join(parts)
 
 
