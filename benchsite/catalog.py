@@ -104,7 +104,7 @@ class Catalog:
     bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
-    _machines: tuple | None = None  # (frame and error counts, figure -> machines), for machines()
+    _machines: tuple | None = None  # (counts and preferred, figure -> machines), for machines()
     disk: bool = False  # keep table models and comparisons under the build cache between builds
     cache: Path | None = None  # where validated files (and file digests) are kept
 
@@ -140,8 +140,9 @@ class Catalog:
 
     def _by_figure(self) -> dict[str, list[str]]:
         # Every page asks this, and a hundred folders make thousands of pages: sorted once, again
-        # only when a pair is added, removed or moved between frames and errors.
-        seen = (len(self.frames), len(self.errors))
+        # when a pair is added, removed or moved between frames and errors (the catalog only moves
+        # pairs; one swapped for another at equal counts would not be seen) or the preferred changes.
+        seen = (len(self.frames), len(self.errors), self.preferred)
         if self._machines is None or self._machines[0] != seen:
             found: dict[str, set[str]] = {}
             for fig_id, machine in (*self.frames, *self.errors):

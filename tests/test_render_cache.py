@@ -111,6 +111,34 @@ def test_a_changed_snippet_file_is_rendered_again(hook, tmp_path):
     assert renderer.calls == 3
 
 
+def test_a_single_quoted_snippet_file_is_in_the_key_too(hook, tmp_path):
+    files = Files(["index.md", "other.md"])
+    renderer = Renderer(files)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    markdown = "--8<-- 'code.py'"
+    render_twice(hook, files, renderer, markdown, markdown)
+    (tmp_path / "code.py").write_text("x = 2\n")
+    render_twice(hook, files, renderer, markdown, markdown)
+    assert renderer.calls == 2
+
+
+def test_quiet_and_verbose_builds_keep_their_own_entries(hook, tmp_path):
+    """-q silences the reports that keep a page out of the cache, and -v makes mkdocs skip
+    recording links to anchors: neither kind of build may fill the entries a normal one reads."""
+    config = {"markdown_extensions": [], "mdx_configs": {}, "validation": {}, "use_directory_urls": True,
+              "docs_dir": "docs", "config_file_path": str(tmp_path / "mkdocs.yml"), "plugins": {}}
+    logger, setups = logging.getLogger("mkdocs"), []
+    level = logger.level
+    try:
+        for each in (logging.INFO, logging.ERROR, logging.DEBUG, logging.INFO):
+            logger.setLevel(each)
+            hook.on_config(config)
+            setups.append(hook.STATE["setup"])
+    finally:
+        logger.setLevel(level)
+    assert len(set(setups[:3])) == 3 and setups[0] == setups[3]
+
+
 def test_the_multi_line_snippet_form_is_never_kept(hook):
     files = Files(["index.md", "other.md"])
     renderer = Renderer(files)

@@ -16,6 +16,7 @@ by the theme (header, nav, assets) with the title, canonical URL and table of co
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import logging
@@ -86,7 +87,7 @@ def front_matter(text: str) -> tuple[str, dict]:
     data = _yaml_block(found.group(0)) if found else None
     if data is None:
         return md_meta.get_data(text)
-    return text[found.end():].lstrip("\n"), dict(data)
+    return text[found.end():].lstrip("\n"), copy.deepcopy(data)  # each page its own, as get_data gives
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,19 +10,22 @@ everything the result is made from, so a changed input makes it afresh:
   kept: the names are not on one line);
 - the page's URL, every file of the site and its URL (links are resolved and checked against
   them), and the site's set-up (Markdown extensions, validation levels, URLs);
-- this file and the versions of everything that renders (mkdocs, Markdown, pymdown-extensions,
-  Pygments, Material, mkdocs-jupyter and nbconvert for the lesson notebook).
+- this file, Python's version and the versions of everything that renders (mkdocs, Markdown,
+  pymdown-extensions, Pygments, Material and its search, and what renders the lesson notebook);
+- how much mkdocs logs (``-q`` silences the reports that keep a page out of the cache, ``-v``
+  makes mkdocs skip recording a page's links to anchors), so such builds keep their own entries.
 
 A page whose rendering reported anything (a broken link, a missing anchor, any warning) is
-rendered, and reports it, on every build. This runs after the bench hook (its markers fill the Markdown first) and
-after every plugin (mkdocs-jupyter has replaced a notebook page's rendering by then, and that
-replacement is what gets kept)."""
+rendered, and reports it, on every build. This runs after the bench hook (its markers fill the
+Markdown first) and after every plugin (mkdocs-jupyter has replaced a notebook page's rendering
+by then, and that replacement is what gets kept)."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import re
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -31,8 +34,9 @@ from benchsite.buildcache import cache_dir
 
 # What a render may change on a page; anything else changed means the result is not kept.
 KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}
-RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "mkdocs-jupyter", "nbconvert")
-SNIPPET = re.compile(r'--8<--\s*"([^"]+)"')
+RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "jieba",  # the pages, search
+             "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "jinja2", "jupyterlab-pygments")  # the lesson
+SNIPPET = re.compile(r"""-{1,}8<-{1,}[ \t]+(?:"((?:\\"|[^"\n\r])+?)"|'((?:\\'|[^'\n\r])+?)')""")  # as pymdownx.snippets
 SNIPPET_BLOCK = re.compile(r"^\s*-{1,}8<-{1,}\s*$", re.M)
 
 STATE: dict[str, str] = {}  # this build's set-up digest ("setup") and files digest ("files")
@@ -50,7 +54,9 @@ def on_config(config):
                for name, plugin in config["plugins"].items()}
     setup = (Path(__file__).read_bytes().decode(), [_version(n) for n in RENDERERS], config["markdown_extensions"],
              config["mdx_configs"], repr(config["validation"]), config["use_directory_urls"],
-             config.get("site_url"), config.get("repo_url"), config["docs_dir"], repr(plugins))
+             config.get("site_url"), config.get("repo_url"), config["docs_dir"], repr(plugins),
+             # -q hides the reports that keep a page out of the cache; -v makes mkdocs skip links_to_anchors
+             logging.getLogger("mkdocs.structure.pages").getEffectiveLevel(), sys.version)
     STATE.clear()
     STATE["setup"] = hashlib.sha256(repr(setup).encode()).hexdigest()
     return config
@@ -97,7 +103,7 @@ def _snippets(markdown: str) -> str | None:
         text = todo.pop()
         if SNIPPET_BLOCK.search(text):
             return None
-        for name in sorted(set(SNIPPET.findall(text)) - seen):
+        for name in sorted({(a or b).strip() for a, b in SNIPPET.findall(text)} - seen):
             seen.add(name)
             path = Path(re.sub(r":[^/\\]*$", "", name))
             data = path.read_bytes() if path.is_file() else b""
