@@ -135,7 +135,7 @@ def compact(header: list[str], rows: list[dict[str, str]], where: str = "") -> d
                                                  "detail", *OPTIONAL_NUMBERS)]
     by_session: dict[str, tuple[dict[tuple[str, ...], list[dict[str, str]]], dict[str, dict[str, str]]]] = {}
     for line, row in enumerate(rows, 2):
-        if None in row or any(v is None for v in row.values()):
+        if None in row or None in row.values():  # a short row: DictReader fills the missing fields with None
             raise ArchiveError(f"{where}:{line}: the row's field count differs from the header's")
         if row["session_id"] not in by_session and not SESSION_RE.match(row["session_id"]):
             raise ArchiveError(f"{where}:{line}: session_id {row['session_id']!r} cannot name a sessions/ folder")

@@ -12,10 +12,12 @@ from pathlib import Path
 
 
 def read(path: Path) -> object | None:
-    if not path.is_file():
+    try:
+        data = path.read_bytes()  # no stat first: a warm build reads thousands of these
+    except OSError:  # missing (or a folder, or unreadable): made again
         return None
     try:
-        return pickle.loads(path.read_bytes())
+        return pickle.loads(data)
     except Exception:  # noqa: BLE001 - a damaged entry is made again
         return None
 
