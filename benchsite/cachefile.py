@@ -34,6 +34,9 @@ def write(path: Path, value: object) -> None:
         pass
 
 
+_DIGESTS: dict[str, str] = {}  # file_digest by stamp, in this process
+
+
 def file_digest(path: Path, cache: Path | None) -> str:
     """sha256 of a file's bytes, remembered under ``cache`` by what changes whenever the bytes
     do (path, size, inode, modification and status-change times). On Linux and other POSIX
@@ -58,9 +61,6 @@ def file_digest(path: Path, cache: Path | None) -> str:
         write(memo, digest)
     _DIGESTS[stamp] = digest
     return digest
-
-
-_DIGESTS: dict[str, str] = {}  # file_digest by stamp, in this process
 
 
 @functools.cache

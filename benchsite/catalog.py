@@ -224,10 +224,22 @@ class Catalog:
 
     def kept(self, machine: str, stem: str) -> dict[str, tuple[Path, Path]]:
         """The sessions kept under ``results/<machine>/sessions/`` for one figure: session id ->
-        (summary file, runs file), listed once per build (``sessions.kept_files``)."""
+        (summary file, runs file)."""
+        return self.kept_files().get((machine, stem), {})
+
+    def kept_files(self) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
+        """Every kept session, by (machine, stem), listed once per build (``sessions.kept_files``)."""
         from .sessions import kept_files  # sessions imports this module
 
-        return self.memo(("kept-files",), lambda: kept_files(self.results)).get((machine, stem), {})
+        return self.memo(("kept-files",), lambda: kept_files(self.results))
+
+    def by_slug(self, fig_id: str | None = None) -> dict[str, str]:
+        """Machine slug (the URL part, ``render.machine_slug``) -> machine, for one figure's
+        machines or (no figure) every machine: each generated page resolves its slug here."""
+        from .render import machine_slug
+
+        return self.memo(("by-slug", fig_id), lambda: {machine_slug(m): m for m in (
+            self.machines(fig_id) if fig_id is not None else self.all_machines())})
 
     def memo(self, key: tuple, compute: Callable[[], T]) -> T:
         """A value derived from this catalog, computed once (e.g. a comparison two pages show)."""

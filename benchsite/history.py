@@ -271,7 +271,7 @@ def session_marker(args: list[str], ctx: Context) -> str:
         raise ValueError("the first argument must be the id of a figure script")
     fig = cat.figures[args[0]]
     opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-    by_slug = {render.machine_slug(m): m for m in cat.machines(fig.id)}
+    by_slug = cat.by_slug(fig.id)
     if opts.get("machine") not in by_slug:
         raise ValueError(f"no results for {fig.id} on {opts.get('machine')}")
     machine = by_slug[opts["machine"]]
@@ -324,7 +324,7 @@ def changes_marker(args: list[str], ctx: Context) -> str:
     with jax A and its first with jax B), with what changed in the provenance."""
     cat = ctx.catalog
     opts = dict(a.split("=", 1) for a in args if "=" in a)
-    by_slug = {render.machine_slug(m): m for m in cat.all_machines()}
+    by_slug = cat.by_slug()
     if opts.get("machine") not in by_slug:
         raise ValueError(f"no results on {opts.get('machine')}")
     machine = by_slug[opts["machine"]]

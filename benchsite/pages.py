@@ -422,7 +422,7 @@ def page_marker(args: list[str], ctx: Context) -> str:
     opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
     if "machine" not in opts:
         return figure_page(fig, ctx)
-    by_slug = {render.machine_slug(m): m for m in ctx.catalog.machines(fig.id)}
+    by_slug = ctx.catalog.by_slug(fig.id)
     if opts["machine"] not in by_slug:
         raise ValueError(f"no results for {fig.id} on {opts['machine']}")
     return machine_page(fig, by_slug[opts["machine"]], ctx)

@@ -42,7 +42,7 @@ from mkdocs.utils import get_relative_url, write_file
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, render, roofline, sessions
+from benchsite import cachefile, history, load, markers, pages, parallel, roofline
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -306,8 +306,7 @@ def _state(build: Build, config) -> str:
                 h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
         for path in sorted(p for p in cat.results.glob("*/*") if p.is_file()):  # side files too:
             h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
-        kept = cat.memo(("kept-files",), lambda: sessions.kept_files(cat.results))  # a timeline, a trace
-        for where, found in sorted(kept.items()):
+        for where, found in sorted(cat.kept_files().items()):  # a timeline, a trace
             for sid, pair in sorted(found.items()):
                 for path in pair:
                     h.update(f"{where}\0{sid}\0{path}\0".encode())
@@ -407,15 +406,12 @@ class _Writer:
     def _links_resolve(self, file: DirectPage, found: dict) -> bool:
         """Whether every page this one links to is still in the site; if so, its anchors and
         links are recorded for the anchor check (``_check_anchors``)."""
-        if not all(t in self.by_src for t in found["targets"]):
+        by_src = self.build.files.src_uris  # targets are normalised already: one lookup each
+        if not all(t in by_src for t in found["targets"]):
             return False
         file.anchor_ids = found["anchor_ids"]
-        file.links_to_anchors = {self.by_src.get(t): links for t, links in found["anchor_links"].items()}
+        file.links_to_anchors = {by_src.get(t): links for t, links in found["anchor_links"].items()}
         return True
-
-    @functools.cached_property
-    def by_src(self) -> dict[str, File]:
-        return {f.src_uri: f for f in self.build.files}
 
     def finish(self, file: DirectPage, meta: dict, found: dict, shell: str, context: dict) -> bytes:
         """The page: its body in the theme's shell, with its title, canonical URL and contents."""
@@ -465,8 +461,7 @@ class _Writer:
         if file.src_uri.startswith(history.CHANGES_DIR + "/"):
             return self.changes_key(file, text, parts[-1])
         fig = cat.figures.get(parts[1])
-        by_slug = cat.memo(("by-slug", parts[1]), lambda: {render.machine_slug(m): m for m in cat.machines(parts[1])})
-        machine = by_slug.get(parts[2]) if fig else None
+        machine = cat.by_slug(parts[1]).get(parts[2]) if fig else None
         if machine is None:
             return None
 
@@ -499,7 +494,7 @@ class _Writer:
     def changes_key(self, file: DirectPage, text: str, slug: str) -> str | None:
         """A machine's changes page: every figure's results file and kept sessions on that machine."""
         cat = self.build.catalog
-        machine = {render.machine_slug(m): m for m in cat.all_machines()}.get(slug)
+        machine = cat.by_slug().get(slug)
         if machine is None:
             return None
         h = hashlib.sha256(self.code)
