@@ -64,18 +64,42 @@ def browser():
         b.close()
 
 
+def watched(pg, problems: list[str]):
+    """``pg`` reporting its console errors, page errors and requests outside localhost into ``problems``."""
+    pg.problems = problems
+    pg.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    pg.on("request", lambda r: r.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+          or problems.append(f"outside request: {r.url}"))
+    return pg
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"])
-    pg = context.new_page()
-    pg.problems = []
-    pg.on("console", lambda m: m.type == "error" and pg.problems.append(f"console: {m.text}"))
-    pg.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
-    pg.on("request", lambda r: r.url.startswith(("http://127.0.0.1", "data:", "blob:"))
-          or pg.problems.append(f"outside request: {r.url}"))
-    yield pg
+    yield watched(context.new_page(), [])
     context.close()
+
+
+TABS = 6  # pages loading at once: a page waiting for the network to go quiet uses no CPU
+
+
+def visit(pg, urls: list[str], until: str = "load"):
+    """(url, response, tab) for each of ``urls``, in order, each tab loaded to ``until``. Up to
+    :data:`TABS` pages load at once, in tabs of ``pg``'s context watched as ``pg`` is (its
+    ``problems``): a walk over every page waits on each page's quiet half-second in parallel."""
+    pool = [pg] + [watched(pg.context.new_page(), pg.problems) for _ in range(TABS - 1)]
+    try:
+        for start in range(0, len(urls), TABS):
+            batch = list(zip(urls[start:start + TABS], pool))
+            responses = [tab.goto(url, wait_until="commit") for url, tab in batch]
+            for (url, tab), response in zip(batch, responses):
+                tab.wait_for_load_state(until)
+                yield url, response, tab
+    finally:
+        for tab in pool[1:]:
+            tab.close()
 
 
 def site_pages(site: Path) -> list[str]:
@@ -83,33 +107,66 @@ def site_pages(site: Path) -> list[str]:
                   for p in site.rglob("index.html") if "assets" not in p.parts)
 
 
-def test_every_page_loads_clean_and_offline(built_site, serve, page):
+@pytest.fixture(scope="module")
+def crawl(built_site, serve, browser):
+    """Every page of the built site loaded once, until the network is quiet: what the tests of the
+    whole site read from each (status, headings, links to figures, figures, element ids), by the
+    address it was loaded from, and every problem seen on the way (``watched``)."""
     base = serve(built_site)
-    pages = [p.replace("//", "/") for p in site_pages(built_site)]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = watched(context.new_page(), [])
+    pages = {}
+    for url, response, tab in visit(pg, [base + p.replace("//", "/") for p in site_pages(built_site)],
+                                    until="networkidle"):
+        pages[url] = {
+            "ok": response.ok, "h1": tab.locator("h1").count(), "address": tab.url.split("#")[0],
+            "links": tab.eval_on_selector_all("a[href*='#fig-']", "els => els.map(e => e.href)"),
+            "figures": tab.eval_on_selector_all(".bench-figure[data-figure]", "els => els.map(e => e.dataset.figure)"),
+            "ids": tab.eval_on_selector_all("[id]", "els => els.map(e => e.id)"),
+        }
+    context.close()
+    return pages, pg.problems
+
+
+def test_every_page_loads_clean_and_offline(crawl):
+    pages, problems = crawl
     assert len(pages) >= 2
-    for path in pages:
-        response = page.goto(base + path)
-        assert response.ok, path
-        page.wait_for_load_state("networkidle")
-        assert page.locator("h1").count() >= 1, path
-    assert page.problems == []
+    for url, seen in pages.items():
+        assert seen["ok"], url
+        assert seen["h1"] >= 1, url
+    assert problems == []
 
 
-def test_every_figure_anchor_resolves(built_site, serve, page):
-    base = serve(built_site)
-    targets = set()
-    for path in site_pages(built_site):
-        page.goto(base + path.replace("//", "/"))
-        hrefs = page.eval_on_selector_all("a[href*='#fig-']", "els => els.map(e => e.href)")
-        targets.update(hrefs)
-        ids = page.eval_on_selector_all(".bench-figure[data-figure]", "els => els.map(e => e.dataset.figure)")
-        targets.update(f"{page.url.split('#')[0]}#{i}" for i in ids)
+def test_every_figure_anchor_resolves(crawl, page):
+    pages, problems = crawl
+    targets = {href for seen in pages.values() for href in seen["links"]}
+    targets |= {f"{seen['address']}#{fig}" for seen in pages.values() for fig in seen["figures"]}
+    ids_on = {seen["address"]: seen["ids"] for seen in pages.values()}
     assert targets
     for url in sorted(targets):
-        page.goto(url)
-        anchor = url.split("#", 1)[1]
-        assert page.locator(f"[id='{anchor}']").count() == 1, url
-    assert page.problems == []
+        address, anchor = url.split("#", 1)
+        if address not in ids_on:  # a page outside the crawl (none today): load it as a reader would
+            page.goto(url)
+            ids_on[address] = page.eval_on_selector_all("[id]", "els => els.map(e => e.id)")
+        assert ids_on[address].count(anchor) == 1, url
+    assert problems == [] and page.problems == []
+
+
+def test_the_walk_sees_what_goes_wrong_in_every_tab(tmp_path, serve, page):
+    """``visit`` loads pages in several tabs at once: a console error, a page error or a request
+    outside localhost in any of them, in the first batch or a later one, reaches ``problems``."""
+    quiet = "<!doctype html><title>ok</title><h1>ok</h1>"
+    bad = {3: "<script>console.error('three')</script>", TABS + 1: "<script>null.boom()</script>",
+           TABS + 2: '<img src="http://192.0.2.1/x.png">'}
+    urls = []
+    for i in range(TABS + 3):
+        (tmp_path / f"p{i}.html").write_text(quiet + bad.get(i, ""))
+        urls.append(f"{serve(tmp_path) if not urls else urls[0].rsplit('/', 1)[0]}/p{i}.html")
+    seen = [(url, response.ok, tab.locator("h1").count()) for url, response, tab in visit(page, urls)]
+    assert [url for url, _, _ in seen] == urls and all(ok and h1 == 1 for _, ok, h1 in seen)
+    assert any("three" in p for p in page.problems), page.problems
+    assert any(p.startswith("page error") for p in page.problems), page.problems
+    assert any("192.0.2.1" in p for p in page.problems), page.problems
 
 
 def test_figure_shows_table_chart_and_provenance(built_site, serve, page):
@@ -267,16 +324,14 @@ def test_no_page_scrolls_sideways_on_a_phone(built_site, serve, browser):
                     for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)})
     paths.append("/bench/fig-dispatch-vs-completion/")
     context = browser.new_context(viewport={"width": 390, "height": 844})
-    pg = context.new_page()
+    pg = watched(context.new_page(), [])
     wide = {}
-    for path in paths:
-        pg.goto(base + path)
-        pg.wait_for_load_state("networkidle")
-        scroll, inner = pg.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    for url, _, tab in visit(pg, [base + p for p in paths], until="networkidle"):
+        scroll, inner = tab.evaluate("[document.documentElement.scrollWidth, innerWidth]")
         if scroll > inner + 1:
-            wide[path] = scroll
+            wide[url] = scroll
     context.close()
-    assert len(paths) >= 10 and wide == {}
+    assert len(paths) >= 10 and wide == {} and pg.problems == []
 
 
 def test_the_run_it_yourself_page_shows_wall_times_from_the_data(built_site, serve, page):
@@ -298,12 +353,11 @@ def test_every_chart_draws_its_dots(built_site, serve, page):
     (matplotlib's SVG brings "*{stroke-linecap: butt}") must not take them away."""
     base = serve(built_site)
     checked = 0
-    for path in site_pages(built_site):
-        if path.startswith("/bench/"):
-            continue  # the same charts as the chapters, on lighter pages
-        page.goto(base + path.replace("//", "/"))
-        caps = page.eval_on_selector_all(".bench-samples path[data-run]",
-                                         "ps => ps.map(p => getComputedStyle(p).strokeLinecap)")
-        assert set(caps) <= {"round"}, (path, set(caps))
+    chapters = [base + p.replace("//", "/") for p in site_pages(built_site)
+                if not p.startswith("/bench/")]  # /bench has the same charts as the chapters, on lighter pages
+    for url, _, tab in visit(page, chapters):
+        caps = tab.eval_on_selector_all(".bench-samples path[data-run]",
+                                        "ps => ps.map(p => getComputedStyle(p).strokeLinecap)")
+        assert set(caps) <= {"round"}, (url, set(caps))
         checked += len(caps)
     assert checked
