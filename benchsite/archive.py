@@ -81,23 +81,6 @@ def quantile(ordered: list[float], q: float) -> float:
     return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
 
 
-def _median_of(rows: list[dict[str, str]], col: str) -> str:
-    values = [float(r[col]) for r in rows if r.get(col, "") != ""]
-    return repr(statistics.median(values)) if values else ""
-
-
-def _summary(key: tuple[str, ...], rows: list[dict[str, str]]) -> list[str]:
-    times = sorted(float(r["time_s"]) for r in rows)
-    calls = [float(r["calls"]) for r in rows]
-    weighted = sum(float(r["time_s"]) * c for r, c in zip(rows, calls))
-    hits = sum(int(r.get("cache_hits") or 0) for r in rows)
-    stats = [str(len(rows)), repr(statistics.median(times)), repr(times[0]), repr(times[-1]),
-             repr(quantile(times, 0.25)), repr(quantile(times, 0.75)),
-             repr(weighted / sum(calls)) if sum(calls) else repr(statistics.median(times)),
-             _median_of(rows, "calls"), _median_of(rows, "compiles"), str(hits)]
-    return [str(SUMMARY_VERSION), *key, *stats, *(_median_of(rows, c) for c in OPTIONAL_NUMBERS)]
-
-
 def _csv(header: Iterable[str], rows: Iterable[list[str]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -106,13 +89,14 @@ def _csv(header: Iterable[str], rows: Iterable[list[str]]) -> str:
     return buf.getvalue()
 
 
-def read_raw(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """A results CSV as (header, rows of strings); a file that is not one is an :class:`ArchiveError`."""
+def read_raw(path: Path) -> tuple[list[str], list[list[str]]]:
+    """A results CSV as (header, records of strings; blank lines skipped); a file that is not one
+    is an :class:`ArchiveError`."""
     try:
         with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = list(reader)
-            header = list(reader.fieldnames or [])
+            reader = csv.reader(fh)
+            header = next(reader, None) or []
+            rows = [row for row in reader if row]
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ArchiveError(f"{path}:1: cannot read: {err}") from None
     if "session_id" not in header:
@@ -124,30 +108,57 @@ def read_raw(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     return header, rows
 
 
-def compact(header: list[str], rows: list[dict[str, str]], where: str = "") -> dict[str, tuple[str, str]]:
-    """Session id -> (summary CSV text, runs CSV text) of a results file's rows.
+# Columns measured per sample; every other column of the raw schema is provenance, once per run.
+_PER_SAMPLE = frozenset({"variant", "boundary", "dtype", "shape", "params", "run", "process_index",
+                         "process_count", "sample", "seq", "calls", "compiles", "cache_hits", "time_s",
+                         "detail", *OPTIONAL_NUMBERS})
+
+
+def compact(header: list[str], rows: list[list[str]], where: str = "") -> dict[str, tuple[str, str]]:
+    """Session id -> (summary CSV text, runs CSV text) of a results file's records.
 
     Rows keep the raw file's order of first appearance, so the same rows always give
-    the same text (the site compares nothing; it reads the text back)."""
-    provenance = [c for c in header if c not in ("variant", "boundary", "dtype", "shape", "params", "run",
-                                                 "process_index", "process_count",
-                                                 "sample", "seq", "calls", "compiles", "cache_hits", "time_s",
-                                                 "detail", *OPTIONAL_NUMBERS)]
-    by_session: dict[str, tuple[dict[tuple[str, ...], list[dict[str, str]]], dict[str, dict[str, str]]]] = {}
+    the same text (the site compares nothing; it reads the text back). A column named
+    twice in the header reads its last field, as ``csv.DictReader`` would."""
+    at = {c: i for i, c in enumerate(header)}
+    provenance = [at[c] for c in header if c not in _PER_SAMPLE]
+    cell_at, session_at, run_at = [at[c] for c in CELL_COLUMNS], at["session_id"], at["run"]
+    by_session: dict[str, tuple[dict[tuple[str, ...], list[list[str]]], dict[str, list[str]]]] = {}
     for line, row in enumerate(rows, 2):
-        if None in row or None in row.values():  # a short row: DictReader fills the missing fields with None
+        if len(row) != len(header):
             raise ArchiveError(f"{where}:{line}: the row's field count differs from the header's")
-        if row["session_id"] not in by_session and not SESSION_RE.match(row["session_id"]):
-            raise ArchiveError(f"{where}:{line}: session_id {row['session_id']!r} cannot name a sessions/ folder")
-        cells, runs = by_session.setdefault(row["session_id"], ({}, {}))
-        cells.setdefault(tuple(row[c] for c in CELL_COLUMNS), []).append(row)
-        runs.setdefault(row["run"], row)
+        session = row[session_at]
+        if session not in by_session and not SESSION_RE.match(session):
+            raise ArchiveError(f"{where}:{line}: session_id {session!r} cannot name a sessions/ folder")
+        cells, runs = by_session.setdefault(session, ({}, {}))
+        cells.setdefault(tuple([row[i] for i in cell_at]), []).append(row)
+        runs.setdefault(row[run_at], row)
+
+    def median_of(part: list[list[str]], col: str) -> str:
+        i = at.get(col)
+        values = [float(r[i]) for r in part if r[i] != ""] if i is not None else []
+        return repr(statistics.median(values)) if values else ""
+
+    time_at, calls_at, hits_at = at["time_s"], at["calls"], at.get("cache_hits")
+
+    def summary(key: tuple[str, ...], part: list[list[str]]) -> list[str]:
+        times = [float(r[time_at]) for r in part]
+        calls = [float(r[calls_at]) for r in part]
+        weighted = sum(t * c for t, c in zip(times, calls))
+        hits = sum(int(r[hits_at] or 0) for r in part) if hits_at is not None else 0
+        times.sort()
+        stats = [str(len(part)), repr(statistics.median(times)), repr(times[0]), repr(times[-1]),
+                 repr(quantile(times, 0.25)), repr(quantile(times, 0.75)),
+                 repr(weighted / sum(calls)) if sum(calls) else repr(statistics.median(times)),
+                 median_of(part, "calls"), median_of(part, "compiles"), str(hits)]
+        return [str(SUMMARY_VERSION), *key, *stats, *(median_of(part, c) for c in OPTIONAL_NUMBERS)]
+
     out = {}
     for session, (cells, runs) in by_session.items():
-        summary = _csv(SUMMARY_COLUMNS, (_summary(key, part) for key, part in cells.items()))
-        prov = _csv((*RUN_KEY, *provenance),
-                    ([str(SUMMARY_VERSION), run, *(first[c] for c in provenance)] for run, first in runs.items()))
-        out[session] = (summary, prov)
+        text = _csv(SUMMARY_COLUMNS, (summary(key, part) for key, part in cells.items()))
+        prov = _csv((*RUN_KEY, *(header[i] for i in provenance)),
+                    ([str(SUMMARY_VERSION), run, *(first[i] for i in provenance)] for run, first in runs.items()))
+        out[session] = (text, prov)
     return out
 
 

@@ -27,6 +27,7 @@ from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
 from .html import render as template
+from .table import distinct_texts
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
@@ -127,13 +128,13 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
 
 
 def dates(frame: pd.DataFrame) -> str:
-    days = sorted({str(t)[:10] for t in frame["timestamp_utc"].unique()})
+    days = sorted({str(t)[:10] for t in set(frame["timestamp_utc"].tolist())})
     return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
 
 
 def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
     """The values of a provenance column, shortened to ``width`` characters each."""
-    return ", ".join(sorted({str(v)[:width] for v in frame[col].dropna().unique()}))
+    return ", ".join(sorted({v[:width] for v in distinct_texts(frame[col])}))
 
 
 def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from . import chart, fmt, metrics, outliers, stats
 from .figures import Figure
 from .html import render
-from .table import Table
+from .table import Table, distinct_texts
 
 Link = Callable[[str], str]  # site path -> URL relative to the current page
 
@@ -131,7 +131,7 @@ _TEMP_DIR = re.compile(r"(/tmp|/var/folders/[^\s,:]+)/[^\s,:/]+")  # a per-run s
 def _distinct(frame: pd.DataFrame, col: str) -> str:
     # unique() first: str() on every one of thousands of rows dominated a panel's time. A scratch
     # folder's random name (one per run) says nothing and would list every run: shown as <tmp>.
-    values = sorted({_TEMP_DIR.sub("<tmp>", str(v)) for v in frame[col].dropna().unique()})
+    values = sorted({_TEMP_DIR.sub("<tmp>", v) for v in distinct_texts(frame[col])})
     return ", ".join(values) or "—"
 
 

@@ -46,7 +46,7 @@ from benchkit.schema import (
 from . import archive, cachefile, stats
 from .buildcache import cache_dir
 from .catalog import Catalog
-from .table import Table
+from .table import Table, distinct_texts
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
 SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
@@ -226,7 +226,7 @@ class Session:
     @property
     def date(self) -> str:
         """The days its runs started (UTC): ``2026-12-01``, or ``2026-12-01 … 2026-12-02``."""
-        days = sorted({str(t)[:10] for t in self.frame["timestamp_utc"].unique()})
+        days = sorted({str(t)[:10] for t in set(self.frame["timestamp_utc"].tolist())})
         return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
 
     def values(self, col: str, width: int | None = None) -> str:
@@ -234,7 +234,7 @@ class Session:
         memo = self.__dict__.setdefault("_values", {})  # a frozen dataclass: not through setattr
         if (col, width) not in memo:
             if col not in memo:
-                memo[col] = [str(v) for v in self.frame[col].unique() if not pd.isna(v)]
+                memo[col] = distinct_texts(self.frame[col])
             memo[(col, width)] = ", ".join(sorted({v[:width] for v in memo[col]})) or "—"
         return memo[(col, width)]
 

@@ -34,6 +34,12 @@ def sort_key(value: object) -> tuple:
         return (1, 0.0, str(value))
 
 
+def distinct_texts(column: pd.Series) -> set[str]:
+    """The distinct values of a column as text, empty cells left out: what a provenance line lists.
+    (A set of the column's values: several times quicker than ``unique()`` on a column of text.)"""
+    return {str(v) for v in set(column.tolist()) if not pd.isna(v)}
+
+
 def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
     """(label, rows) per table row, in numeric order of the group_by params."""
     cols = [f"p_{k}" for k in fig.group_by]
