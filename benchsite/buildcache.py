@@ -39,6 +39,17 @@ CHART_CODE = ("chart.py", "templates/chart.html", "fmt.py", "html.py", "table.py
 DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # plus the figure's p_<group_by> columns
 # A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
+# A link inside a block that several pages show (a machine's panel is on its chapter, its figure
+# page and its machine page): the block is made once, and each page's fill makes the link its own.
+SITE_LINK = re.compile(r"@bench-link\(([^()\s\"'<>]*)\)")
+
+
+def site_link(path: str) -> str:
+    """A link to ``path`` (a site path: ``results/<machine>/<file>.csv.gz``) in a shared block;
+    :meth:`BuildCache.fill` turns it into a link relative to the page it lands on."""
+    if not SITE_LINK.fullmatch(f"@bench-link({path})"):
+        raise ValueError(f"{path!r} cannot be a site link")
+    return f"@bench-link({path})"
 
 
 def cache_dir() -> Path:
@@ -121,14 +132,15 @@ class BuildCache:
         self._cached("chart", key, lambda: render.panel_chart(tab))
         return f"<!--bench-chart:{key}-->"
 
-    def fill(self, html: str) -> str:
+    def fill(self, html: str, link: Callable[[str], str]) -> str:
         """Every placeholder in a finished page replaced by its chart or HTML block (a block
-        may hold a chart's placeholder, so this repeats until none is left)."""
+        may hold a chart's placeholder, so this repeats until none is left), then every
+        :func:`site_link` by ``link`` of its path: the URL relative to this page."""
         for _ in range(4):
             if "<!--bench-" not in html:
                 break
             html = PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
-        return html
+        return SITE_LINK.sub(lambda m: link(m.group(1)), html) if "@bench-link(" in html else html
 
     def blocks_in(self, text: str) -> dict[str, str]:
         """Every chart and block ``text`` holds a placeholder for, with those inside them: what a
@@ -160,13 +172,15 @@ class BuildCache:
         digest.update(f"{kind}\n{key}".encode())
         return self._cached(kind, digest.hexdigest(), make)
 
-    def machine_panel(self, tab: Table, csv_url: str, source: str, ceiling: str = "") -> str:
+    def machine_panel(self, tab: Table, csv_url: str, source: str, ceiling: str = "",
+                      rule_url: str = render.RULE_PATH) -> str:
         """render.machine_panel, with its chart as a placeholder, from the cache when the
-        results file (``source``: its sha256), the figure, the stale reason, the ceiling section
-        (``ceiling``: finished HTML or its placeholder) and the code are what they were."""
+        results file (``source``: its sha256), the figure, the stale reason, the links, the ceiling
+        section (``ceiling``: finished HTML or its placeholder) and the code are what they were.
+        With :func:`site_link` links, every page that shows the panel shares one."""
         svg = self.chart_placeholder(tab)
         digest = hashlib.sha256(_code_version("panel"))
         digest.update(source.encode())
-        digest.update(repr((tab.fig, tab.stale, csv_url, svg, ceiling)).encode())
+        digest.update(repr((tab.fig, tab.stale, csv_url, rule_url, svg, ceiling)).encode())
         return self._cached("panel", digest.hexdigest(),
-                            lambda: str(render.machine_panel(tab, csv_url, svg, ceiling)))
+                            lambda: str(render.machine_panel(tab, csv_url, svg, ceiling, rule_url)))

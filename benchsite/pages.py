@@ -23,6 +23,7 @@ import pandas as pd
 from benchkit import layout
 
 from . import compare, history, render
+from .buildcache import site_link
 from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
@@ -157,8 +158,9 @@ def machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
     except Unavailable as err:
         ctx.on_problem(str(err))
         return render.error_box(fig_id, str(err))
-    csv_url = ctx.link(layout.site_path(machine, tab.fig.stem))
-    return ctx.cache.machine_panel(tab, csv_url, cat.csv_digest(fig_id, machine), ceiling_section(tab, ctx))
+    return ctx.cache.machine_panel(tab, site_link(layout.site_path(machine, tab.fig.stem)),
+                                   cat.csv_digest(fig_id, machine), ceiling_section(tab, ctx),
+                                   site_link(render.RULE_PATH))
 
 
 def ceiling_section(tab, ctx: Context) -> str:
@@ -171,12 +173,12 @@ def ceiling_section(tab, ctx: Context) -> str:
         return ""  # FIGURE "ceilings": False: its bytes are not memory traffic (a collective's message)
     peak_id = roofline.CEILING_FIGURE
     has_peak = machine in cat.machines(peak_id) and not cat.problem(peak_id, machine)
+    peak_link = site_link(machine_path(peak_id, machine))
     key = "\n".join([fig.id, machine, cat.csv_digest(fig.id, machine),
-                     cat.csv_digest(peak_id, machine) if has_peak else "-", ctx.link(machine_path(peak_id, machine)),
-                     repr(fig.group_by)])
+                     cat.csv_digest(peak_id, machine) if has_peak else "-", peak_link, repr(fig.group_by)])
     return ctx.cache.stash(ctx.cache.block("ceiling", key, lambda: roofline.panel_section(
         tab.frame, cat.frame(peak_id, machine) if has_peak else None, list(fig.group_by),
-        f"{fig.id} on {machine}", ctx.link(machine_path(peak_id, machine)), chart=fig.id == peak_id)))
+        f"{fig.id} on {machine}", peak_link, chart=fig.id == peak_id)))
 
 
 # --- bench:index -------------------------------------------------------------------------

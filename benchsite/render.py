@@ -74,13 +74,6 @@ RULE_TITLE = "How a verdict is decided"
 RULE_PATH = "verdicts/"  # docs/verdicts.md, from the site root
 
 
-def rule_url(csv_url: str) -> str:
-    """The verdict page, relative to the page that links the CSV ``csv_url``
-    (``<prefix>results/<machine>/<file>.csv.gz``): the same prefix reaches the site root."""
-    parts = csv_url.rsplit("/", 3)
-    return (parts[0] + "/" if len(parts) == 4 else "") + RULE_PATH
-
-
 def _pct_range(values: tuple[float, ...]) -> str:
     values = tuple(v for v in values if v == v)  # NaN: too few samples a run to say
     if not values:
@@ -196,15 +189,17 @@ def panel_chart(tab: Table) -> str:
     return chart.sample_chart(*chart_input(tab))
 
 
-def machine_panel(tab: Table, csv_url: str, svg: str | None = None, ceiling: str = "") -> Markup:
+def machine_panel(tab: Table, csv_url: str, svg: str | None = None, ceiling: str = "",
+                  rule_url: str = RULE_PATH) -> Markup:
     """Everything for one machine: meta, tables, spread, chart, the rows against the machine's
-    ceilings (``ceiling``, finished HTML from ``roofline.panel_section``), provenance.
+    ceilings (``ceiling``, finished HTML from ``roofline.panel_section``), provenance; the
+    spread's verdicts link the rule at ``rule_url``.
 
     ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts)."""
     svg = svg if svg is not None else panel_chart(tab)
     metric_tables = [{"label": metrics.get(m).label, "table": table(tab, m)} for m in tab.fig.extra.get("metrics", ())]
     return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=_meta(tab.frame),
-                  table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url(csv_url)),
+                  table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url),
                   warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab),
                   ceiling=Markup(ceiling))
 

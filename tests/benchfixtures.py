@@ -31,7 +31,7 @@ def render_page(cat, src, docs, problems=None):
     ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
                   (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
     # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
-    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx))
+    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx), ctx.link)
 
 
 def demo_figure(tmp_path: Path, **overrides) -> Figure:

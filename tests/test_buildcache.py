@@ -1,5 +1,7 @@
 """The build cache: made once per distinct input, never served for a changed one."""
 
+import posixpath
+
 import pytest
 
 from benchfixtures import demo_figure, write_machine
@@ -35,7 +37,7 @@ def test_a_chart_is_drawn_once_then_read_back(setup):
     again = BuildCache()  # a new build: memory is empty, the disk is not
     assert again.chart_placeholder(table_of(path, fig)) == first
     assert calls == ["cpu-a"]
-    assert again.fill(f"<p>{first}</p>").startswith("<p><svg>")
+    assert again.fill(f"<p>{first}</p>", str).startswith("<p><svg>")
 
 
 def test_changed_samples_draw_a_new_chart(setup):
@@ -55,8 +57,8 @@ def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     fig, path, _ = setup
     rendered = []
     real = render.machine_panel
-    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg, ceiling="": rendered.append((tab.stale, url))
-                        or real(tab, url, svg))
+    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg, ceiling="", rule=render.RULE_PATH:
+                        rendered.append((tab.stale, url)) or real(tab, url, svg, ceiling, rule))
     harness = provenance.harness_sha256()
     one, two = table_of(path, fig, CodeHash("x" * 64, harness)), table_of(path, fig, CodeHash("y" * 64, harness))
     cache = BuildCache()
@@ -68,6 +70,29 @@ def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     assert [url for _, url in rendered] == ["a.csv", "a.csv", "../a.csv"]
     assert [bool(stale) for stale, _ in rendered] == [False, True, False]
     assert "<!--bench-chart:" in panel and "<svg" not in panel  # the chart goes in after Markdown
+
+
+def test_a_panel_shown_on_several_pages_is_made_once_with_each_pages_links(setup, monkeypatch):
+    """Site links: the chapter, the figure page and the machine page share one panel, and each
+    page's fill makes its CSV and rule links relative to that page."""
+    fig, path, _ = setup
+    rendered = []
+    real = render.machine_panel
+    monkeypatch.setattr(render, "machine_panel", lambda *args: rendered.append(args) or real(*args))
+    tab, cache = table_of(path, fig), BuildCache()
+    csv, rule = buildcache.site_link("results/cpu-a/demo.csv.gz"), buildcache.site_link(render.RULE_PATH)
+    panels = [cache.machine_panel(tab, csv, "d" * 64, "", rule) for _ in range(3)]
+    assert len(rendered) == 1 and len(set(panels)) == 1
+
+    def relative(page: str):
+        return lambda target: posixpath.relpath(target, page) + ("/" if target.endswith("/") else "")
+
+    chapter = cache.fill(panels[0], relative("what-the-clock-caught"))
+    machine = cache.fill(panels[0], relative("bench/fig-demo/cpu-a"))
+    assert 'href="../results/cpu-a/demo.csv.gz"' in chapter and 'href="../../../results/cpu-a/demo.csv.gz"' in machine
+    assert "@bench-link" not in chapter + machine and "<svg" in chapter
+    with pytest.raises(ValueError, match="cannot be a site link"):
+        buildcache.site_link('a" onclick="x')
 
 
 def test_a_validated_file_is_read_back_until_its_bytes_change(tmp_path):
@@ -88,7 +113,7 @@ def test_a_chart_drawn_by_one_build_cache_is_read_back_by_another(tmp_path, monk
     fig = demo_figure(tmp_path)
     tabs = [table_of(write_machine(tmp_path / "results", m, scale=s), fig) for m, s in (("cpu-a", 1), ("cpu-b", 2))]
     worker = BuildCache()
-    drawn = [worker.fill(worker.chart_placeholder(t)) for t in tabs]
+    drawn = [worker.fill(worker.chart_placeholder(t), str) for t in tabs]
     monkeypatch.setattr(render, "panel_chart", lambda tab: pytest.fail("drawn twice"))
     build = BuildCache()
-    assert [build.fill(build.chart_placeholder(t)) for t in tabs] == drawn and all("<svg" in d for d in drawn)
+    assert [build.fill(build.chart_placeholder(t), str) for t in tabs] == drawn and all("<svg" in d for d in drawn)

@@ -320,7 +320,7 @@ def _state(build: Build, config) -> str:
 
 def on_post_page(output: str, page, config) -> str:
     """Charts go in last, after Markdown and the search index have seen the page."""
-    return BUILD[0].cache.fill(output)
+    return BUILD[0].cache.fill(output, lambda target: get_relative_url(target, page.url or "."))
 
 
 # --- the pages mkdocs does not build --------------------------------------------------------
@@ -436,7 +436,8 @@ class _Writer:
             self.links.file = self.anchors.file = file
             self.links.links_to_anchors = {}
             self.title.title = None
-            body = self.build.cache.fill(self.md.reset().convert(expanded))
+            body = self.build.cache.fill(self.md.reset().convert(expanded),
+                                         lambda target: get_relative_url(target, file.url or "."))
         finally:
             logging.getLogger("mkdocs").removeHandler(warnings)
         here = posixpath.dirname(file.src_uri)
