@@ -27,19 +27,23 @@ from . import fmt, stats
 class Metric:
     name: str
     label: str  # shown above its table
-    per_run: Callable[[pd.DataFrame], pd.Series]
+    column: str  # what it reads of each run: the median of this column
+    rate: bool  # ... over the run's median time (an amount per second)
     show: Callable[[stats.Summary], str]
 
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(("time_s", self.column)))
 
-def _per_run_column(frame: pd.DataFrame, column: str) -> pd.Series:
-    return frame.groupby("run")[column].median().dropna()
+    def from_medians(self, medians: pd.DataFrame) -> pd.Series:
+        """The per-run values, from the runs' medians of :attr:`columns` (indexed by run)."""
+        if self.column == "time_s":
+            return medians["time_s"]
+        values = medians[self.column].dropna()
+        return (values / medians["time_s"]).dropna() if self.rate else values
 
-
-def _rate(column: str) -> Callable[[pd.DataFrame], pd.Series]:
-    def per_run(frame: pd.DataFrame) -> pd.Series:
-        amount = _per_run_column(frame, column)
-        return (amount / stats.run_medians(frame)).dropna()
-    return per_run
+    def per_run(self, frame: pd.DataFrame) -> pd.Series:
+        return self.from_medians(frame.groupby("run")[self.columns].median())
 
 
 SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -71,15 +75,14 @@ def time_range(s: stats.Summary) -> str:
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("time", "Time per call", stats.run_medians, time_range),
-    Metric("bandwidth", "Achieved bandwidth: bytes moved / time", _rate("bytes_moved"),
+    Metric("time", "Time per call", "time_s", False, time_range),
+    Metric("bandwidth", "Achieved bandwidth: bytes moved / time", "bytes_moved", True,
            lambda s: si_range(s, "B/s")),
-    Metric("flop_rate", "Achieved FLOP/s: floating-point operations / time", _rate("flops"),
+    Metric("flop_rate", "Achieved FLOP/s: floating-point operations / time", "flops", True,
            lambda s: si_range(s, "FLOP/s")),
     Metric("error", "Error against the float64 NumPy reference (max abs error / max abs value)",
-           lambda f: _per_run_column(f, "max_rel_error"), error_range),
-    Metric("size", "Size in bytes", lambda f: _per_run_column(f, "size_bytes"),
-           lambda s: si_range(s, "B")),
+           "max_rel_error", False, error_range),
+    Metric("size", "Size in bytes", "size_bytes", False, lambda s: si_range(s, "B")),
 )}
 
 
@@ -91,8 +94,19 @@ def get(name: str) -> Metric:
 
 def summary(rows: pd.DataFrame, name: str) -> stats.Summary | None:
     """Median [min..max] over runs of the metric; ``None`` where the rows lack it."""
-    values = get(name).per_run(rows)
+    return _summary(get(name).per_run(rows))
+
+
+def _summary(values: pd.Series) -> stats.Summary | None:
     return stats.summarize(values) if not values.empty else None
+
+
+def by_variant(rows: pd.DataFrame, name: str) -> dict[str, stats.Summary | None]:
+    """:func:`summary` of each variant's rows, from one groupby (a table asks it of every row)."""
+    metric = get(name)
+    medians = rows.groupby(["variant", "run"])[metric.columns].median()
+    variants = medians.index.get_level_values(0)
+    return {v: _summary(metric.from_medians(medians[variants == v].droplevel(0))) for v in variants.unique()}
 
 
 def shown(rows: pd.DataFrame, name: str) -> str:

@@ -68,7 +68,7 @@ class Row:
 
     def metric(self, name: str) -> dict[str, stats.Summary | None]:
         """variant -> median [min..max] over runs of another quantity (metrics.py)."""
-        return {v: metrics.summary(part, name) for v, part in self.samples.groupby("variant", sort=False)}
+        return metrics.by_variant(self.samples, name)
 
 
 @dataclass(frozen=True)
@@ -165,9 +165,10 @@ class Table:
         per cache size) may differ."""
         out: dict[tuple[str, str], frozenset[str]] = {}
         for row in self.rows:
-            by_variant = {v: frozenset(part["params"].fillna("").astype(str))
-                          for v, part in row.samples.groupby("variant", sort=False)}
-            out.update({(row.label, v): by_variant.get(v, frozenset()) for v in row.cells})
+            by_variant: dict[str, set[str]] = {}  # one pass over the row's distinct (variant, params)
+            for variant, params in set(zip(row.samples["variant"].tolist(), row.samples["params"].tolist())):
+                by_variant.setdefault(variant, set()).add("" if pd.isna(params) else str(params))
+            out.update({(row.label, v): frozenset(by_variant.get(v, ())) for v in row.cells})
             if row.ratio and self.fig.ratio:
                 out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = frozenset().union(
                     *(by_variant.get(v, frozenset()) for v in self.fig.ratio))
