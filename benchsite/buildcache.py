@@ -28,6 +28,7 @@ from pathlib import Path
 import jinja2
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from . import REPO, cachefile, render
 from .table import Table
@@ -41,15 +42,17 @@ DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # pl
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 # A link inside a block that several pages show (a machine's panel is on its chapter, its figure
 # page and its machine page): the block is made once, and each page's fill makes the link its own.
-SITE_LINK = re.compile(r"@bench-link\(([^()\s\"'<>]*)\)")
+# A comment, like the placeholders: text or data on a page is escaped and can never spell one.
+SITE_LINK = re.compile(r"<!--bench-link:([^<>\"'\s]*)-->")
 
 
-def site_link(path: str) -> str:
+def site_link(path: str) -> Markup:
     """A link to ``path`` (a site path: ``results/<machine>/<file>.csv.gz``) in a shared block;
     :meth:`BuildCache.fill` turns it into a link relative to the page it lands on."""
-    if not SITE_LINK.fullmatch(f"@bench-link({path})"):
+    token = f"<!--bench-link:{path}-->"
+    if not SITE_LINK.fullmatch(token):
         raise ValueError(f"{path!r} cannot be a site link")
-    return f"@bench-link({path})"
+    return Markup(token)
 
 
 def cache_dir() -> Path:
@@ -140,7 +143,7 @@ class BuildCache:
             if "<!--bench-" not in html:
                 break
             html = PLACEHOLDER.sub(lambda m: self._memory[m.group(1)], html)
-        return SITE_LINK.sub(lambda m: link(m.group(1)), html) if "@bench-link(" in html else html
+        return SITE_LINK.sub(lambda m: link(m.group(1)), html) if "<!--bench-link:" in html else html
 
     def blocks_in(self, text: str) -> dict[str, str]:
         """Every chart and block ``text`` holds a placeholder for, with those inside them: what a
@@ -172,8 +175,7 @@ class BuildCache:
         digest.update(f"{kind}\n{key}".encode())
         return self._cached(kind, digest.hexdigest(), make)
 
-    def machine_panel(self, tab: Table, csv_url: str, source: str, ceiling: str = "",
-                      rule_url: str = render.RULE_PATH) -> str:
+    def machine_panel(self, tab: Table, csv_url: str, rule_url: str, source: str, ceiling: str = "") -> str:
         """render.machine_panel, with its chart as a placeholder, from the cache when the
         results file (``source``: its sha256), the figure, the stale reason, the links, the ceiling
         section (``ceiling``: finished HTML or its placeholder) and the code are what they were.
@@ -183,4 +185,4 @@ class BuildCache:
         digest.update(source.encode())
         digest.update(repr((tab.fig, tab.stale, csv_url, rule_url, svg, ceiling)).encode())
         return self._cached("panel", digest.hexdigest(),
-                            lambda: str(render.machine_panel(tab, csv_url, svg, ceiling, rule_url)))
+                            lambda: str(render.machine_panel(tab, csv_url, rule_url, svg, ceiling)))

@@ -158,9 +158,8 @@ def machine_panel(fig_id: str, machine: str, ctx: Context) -> str:
     except Unavailable as err:
         ctx.on_problem(str(err))
         return render.error_box(fig_id, str(err))
-    return ctx.cache.machine_panel(tab, site_link(layout.site_path(machine, tab.fig.stem)),
-                                   cat.csv_digest(fig_id, machine), ceiling_section(tab, ctx),
-                                   site_link(render.RULE_PATH))
+    return ctx.cache.machine_panel(tab, site_link(layout.site_path(machine, tab.fig.stem)), site_link(render.RULE_PATH),
+                                   cat.csv_digest(fig_id, machine), ceiling_section(tab, ctx))
 
 
 def ceiling_section(tab, ctx: Context) -> str:

@@ -189,8 +189,7 @@ def panel_chart(tab: Table) -> str:
     return chart.sample_chart(*chart_input(tab))
 
 
-def machine_panel(tab: Table, csv_url: str, svg: str | None = None, ceiling: str = "",
-                  rule_url: str = RULE_PATH) -> Markup:
+def machine_panel(tab: Table, csv_url: str, rule_url: str, svg: str | None = None, ceiling: str = "") -> Markup:
     """Everything for one machine: meta, tables, spread, chart, the rows against the machine's
     ceilings (``ceiling``, finished HTML from ``roofline.panel_section``), provenance; the
     spread's verdicts link the rule at ``rule_url``.

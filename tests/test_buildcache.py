@@ -3,6 +3,7 @@
 import posixpath
 
 import pytest
+from markupsafe import escape
 
 from benchfixtures import demo_figure, write_machine
 from benchkit import provenance
@@ -57,16 +58,16 @@ def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
     fig, path, _ = setup
     rendered = []
     real = render.machine_panel
-    monkeypatch.setattr(render, "machine_panel", lambda tab, url, svg, ceiling="", rule=render.RULE_PATH:
-                        rendered.append((tab.stale, url)) or real(tab, url, svg, ceiling, rule))
+    monkeypatch.setattr(render, "machine_panel", lambda tab, url, rule, svg, ceiling="":
+                        rendered.append((tab.stale, url)) or real(tab, url, rule, svg, ceiling))
     harness = provenance.harness_sha256()
     one, two = table_of(path, fig, CodeHash("x" * 64, harness)), table_of(path, fig, CodeHash("y" * 64, harness))
     cache = BuildCache()
     digest = "d" * 64  # the results file's sha256
-    panel = cache.machine_panel(one, "a.csv", digest)
-    assert cache.machine_panel(one, "a.csv", digest) == panel
-    cache.machine_panel(two, "a.csv", digest)  # the script changed: stale now
-    cache.machine_panel(one, "../a.csv", digest)  # another page's link
+    panel = cache.machine_panel(one, "a.csv", "verdicts/", digest)
+    assert cache.machine_panel(one, "a.csv", "verdicts/", digest) == panel
+    cache.machine_panel(two, "a.csv", "verdicts/", digest)  # the script changed: stale now
+    cache.machine_panel(one, "../a.csv", "../verdicts/", digest)  # another page's link
     assert [url for _, url in rendered] == ["a.csv", "a.csv", "../a.csv"]
     assert [bool(stale) for stale, _ in rendered] == [False, True, False]
     assert "<!--bench-chart:" in panel and "<svg" not in panel  # the chart goes in after Markdown
@@ -81,7 +82,7 @@ def test_a_panel_shown_on_several_pages_is_made_once_with_each_pages_links(setup
     monkeypatch.setattr(render, "machine_panel", lambda *args: rendered.append(args) or real(*args))
     tab, cache = table_of(path, fig), BuildCache()
     csv, rule = buildcache.site_link("results/cpu-a/demo.csv.gz"), buildcache.site_link(render.RULE_PATH)
-    panels = [cache.machine_panel(tab, csv, "d" * 64, "", rule) for _ in range(3)]
+    panels = [cache.machine_panel(tab, csv, rule, "d" * 64) for _ in range(3)]
     assert len(rendered) == 1 and len(set(panels)) == 1
 
     def relative(page: str):
@@ -90,9 +91,21 @@ def test_a_panel_shown_on_several_pages_is_made_once_with_each_pages_links(setup
     chapter = cache.fill(panels[0], relative("what-the-clock-caught"))
     machine = cache.fill(panels[0], relative("bench/fig-demo/cpu-a"))
     assert 'href="../results/cpu-a/demo.csv.gz"' in chapter and 'href="../../../results/cpu-a/demo.csv.gz"' in machine
-    assert "@bench-link" not in chapter + machine and "<svg" in chapter
+    assert "bench-link" not in chapter + machine and "<svg" in chapter
     with pytest.raises(ValueError, match="cannot be a site link"):
         buildcache.site_link('a" onclick="x')
+
+
+def test_data_that_spells_a_site_link_is_shown_as_it_is(setup):
+    """A recorded value (here XLA_FLAGS) that reads like a site link is escaped text, which fill
+    leaves alone: the same on every page."""
+    fig, path, _ = setup
+    tab = table_of(path, fig)
+    value = "--dump=" + str(buildcache.site_link("verdicts/"))  # exactly what the build writes
+    tab.frame["xla_flags"] = value
+    html = str(render.machine_panel(tab, buildcache.site_link("results/cpu-a/demo.csv.gz"), "verdicts/"))
+    filled = BuildCache().fill(html, lambda target: "../" + target)
+    assert str(escape(value)) in filled and 'href="../results/cpu-a/demo.csv.gz"' in filled
 
 
 def test_a_validated_file_is_read_back_until_its_bytes_change(tmp_path):

@@ -101,7 +101,7 @@ def test_time_table_is_unchanged_by_the_metric_option(demo):
 
 def test_panel_adds_one_table_per_metric_in_figure_order(demo):
     tab = Table.of(frame(demo), demo.figures["fig-demo"], CodeHash("x" * 64, provenance.harness_sha256()))
-    html = machine_panel(tab, "demo.csv")
+    html = machine_panel(tab, "demo.csv", "verdicts/")
     order = [html.index(label) for label in ("Achieved bandwidth", "Achieved FLOP/s", "Error against")]
     assert order == sorted(order)
     assert "455 GB/s" in html  # narrow: 1e9 bytes / 2.2 ms
