@@ -28,7 +28,7 @@ from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
 from .html import render as template
-from .table import distinct_texts
+from .table import distinct_texts, run_days
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
@@ -128,11 +128,6 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"
 
 
-def dates(frame: pd.DataFrame) -> str:
-    days = sorted({str(t)[:10] for t in set(frame["timestamp_utc"].tolist())})
-    return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
-
-
 def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
     """The values of a provenance column, shortened to ``width`` characters each."""
     return ", ".join(sorted({v[:width] for v in distinct_texts(frame[col])}))
@@ -196,7 +191,7 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     frame, head = tab.frame, tab.headline
     runs = f"{tab.runs} runs"
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}</small>" if head else f"— ({runs})"
-    when = f"{dates(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
+    when = f"{run_days(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
     state = "**⚠ stale**" if tab.stale else "current"
     return [shown, when, state]
 

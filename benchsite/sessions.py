@@ -46,7 +46,7 @@ from benchkit.schema import (
 from . import archive, cachefile, stats
 from .buildcache import cache_dir
 from .catalog import Catalog
-from .table import Table, distinct_texts
+from .table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
 SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
@@ -226,8 +226,7 @@ class Session:
     @property
     def date(self) -> str:
         """The days its runs started (UTC): ``2026-12-01``, or ``2026-12-01 … 2026-12-02``."""
-        days = sorted({str(t)[:10] for t in set(self.frame["timestamp_utc"].tolist())})
-        return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+        return run_days(self.frame)
 
     def values(self, col: str, width: int | None = None) -> str:
         """The distinct values of a provenance column, shown (every step between sessions asks)."""

@@ -40,6 +40,12 @@ def distinct_texts(column: pd.Series) -> set[str]:
     return {str(v) for v in set(column.tolist()) if not pd.isna(v)}
 
 
+def run_days(frame: pd.DataFrame) -> str:
+    """The days its runs started (UTC): ``2026-12-01``, or ``2026-12-01 … 2026-12-02``."""
+    days = sorted({str(t)[:10] for t in set(frame["timestamp_utc"].tolist())})
+    return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+
+
 def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
     """(label, rows) per table row, in numeric order of the group_by params."""
     cols = [f"p_{k}" for k in fig.group_by]
