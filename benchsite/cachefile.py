@@ -37,29 +37,33 @@ def write(path: Path, value: object) -> None:
 _DIGESTS: dict[str, str] = {}  # file_digest by stamp, in this process
 
 
-def file_digest(path: Path, cache: Path | None) -> str:
-    """sha256 of a file's bytes, remembered under ``cache`` by what changes whenever the bytes
-    do (path, size, inode, modification and status-change times). On Linux and other POSIX
-    systems no program can set ``ctime`` back, so an edited file is always hashed again; on a
-    filesystem with coarse timestamps, or on Windows (where ``st_ctime`` is the creation time),
-    an edit within the same tick that keeps the size could go unseen: ``make clean`` empties the
-    cache. A warm build of a hundred machine folders reads gigabytes of results once per change,
-    not once per build."""
+def stamp(path: Path) -> str:
+    """What changes whenever a file's bytes do: its path, size, inode, modification and
+    status-change times (``OSError`` if it cannot be read). On Linux and other POSIX systems no
+    program can set ``ctime`` back, so an edited file always gets a new stamp; on a filesystem
+    with coarse timestamps, or on Windows (where ``st_ctime`` is the creation time), an edit
+    within the same tick that keeps the size could go unseen: ``make clean`` empties the cache."""
     st = path.stat()
-    stamp = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
-    if stamp in _DIGESTS:  # this process has hashed these bytes (a build asks for a file many times)
-        return _DIGESTS[stamp]
+    return f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+
+
+def file_digest(path: Path, cache: Path | None) -> str:
+    """sha256 of a file's bytes, remembered under ``cache`` by its :func:`stamp`. A warm build of
+    a hundred machine folders reads gigabytes of results once per change, not once per build."""
+    key = stamp(path)
+    if key in _DIGESTS:  # this process has hashed these bytes (a build asks for a file many times)
+        return _DIGESTS[key]
     memo = None
     if cache is not None:
-        memo = cache / "digest" / f"{hashlib.sha256(stamp.encode()).hexdigest()}.pkl"
+        memo = cache / "digest" / f"{hashlib.sha256(key.encode()).hexdigest()}.pkl"
         found = read(memo)
         if isinstance(found, str):
-            _DIGESTS[stamp] = found
+            _DIGESTS[key] = found
             return found
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if memo is not None:
         write(memo, digest)
-    _DIGESTS[stamp] = digest
+    _DIGESTS[key] = digest
     return digest
 
 

@@ -42,7 +42,7 @@ from mkdocs.utils import get_relative_url, write_file
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, roofline
+from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sitesetup
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -161,13 +161,13 @@ def on_config(config):
 
 
 def _stat(path: Path) -> str:
-    """A file as a warming job's key sees it: a changed file is warmed again (the build's own
-    cache keys hash contents; this only decides whether warming is worth starting)."""
+    """A file as a warming job's key sees it: by ``cachefile.stamp``, the rule the file digests
+    use, so a changed file is warmed again (the build's own cache keys hash contents; this only
+    decides whether warming is worth starting)."""
     try:
-        st = path.stat()
+        return cachefile.stamp(path)
     except OSError:
-        return f"{path}:-"
-    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+        return f"{os.path.abspath(path)}\0-"
 
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
@@ -281,7 +281,7 @@ def _expand(build: Build, config, markdown: str, src_uri: str, url: str) -> str:
     if isinstance(found, dict):
         build.cache.restore(found["blocks"])
         return found["text"]
-    warnings, problems = _Count(), build.problems
+    warnings, problems = sitesetup.Reports(), build.problems
     logging.getLogger("mkdocs").addHandler(warnings)
     try:
         text = markers.expand(markdown, _context(build, config, src_uri, url))
@@ -429,7 +429,7 @@ class _Writer:
     def render(self, file: DirectPage, text: str, key: str | None) -> dict:
         """The page's body from its markers and Markdown, kept under the build cache when nothing
         was reported while making it (a page with a problem is made, and reports it, every time)."""
-        warnings, problems = _Count(), self.build.problems
+        warnings, problems = sitesetup.Reports(), self.build.problems
         logging.getLogger("mkdocs").addHandler(warnings)
         try:
             expanded = markers.expand(text, _context(self.build, self.config, file.src_uri, file.url))
@@ -516,24 +516,12 @@ class _Writer:
 
     @staticmethod
     def code_of(config) -> bytes:
-        """The code a page goes through and the site's set-up: benchsite, this hook, Markdown."""
-        import pymdownx
-
-        setup = (config.get("site_url"), config.get("repo_url"), config["markdown_extensions"],
-                 config["mdx_configs"], markdown.__version__, pymdownx.__version__)
-        return (cachefile.code_version() + repr(setup)).encode() + Path(__file__).read_bytes()
+        """The code a page goes through (benchsite) and the site's set-up (``sitesetup.digest``:
+        the hooks, the Markdown set-up, validation levels, URLs, how much mkdocs logs)."""
+        return (cachefile.code_version() + sitesetup.digest(config, Path(__file__))).encode()
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
-
-
-class _Count(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
 
 
 def on_post_build(config) -> None:

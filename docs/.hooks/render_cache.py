@@ -9,14 +9,15 @@ everything the result is made from, so a changed input makes it afresh:
 - the files a ``--8<--`` snippet line names (a page with the multi-line snippet form is not
   kept: the names are not on one line);
 - the page's URL, every file of the site and its URL (links are resolved and checked against
-  them), and the site's set-up (Markdown extensions, validation levels, URLs);
-- this file, Python's version and the versions of everything that renders (mkdocs, Markdown,
-  pymdown-extensions, Pygments, Material and its search, and what renders the lesson notebook);
-- how much mkdocs logs (``-q`` silences the reports that keep a page out of the cache, ``-v``
-  makes mkdocs skip recording a page's links to anchors), so such builds keep their own entries.
+  them);
+- the site's set-up, as ``benchsite/sitesetup.py`` hashes it for both caching hooks: Markdown
+  extensions, validation levels, URLs, plugin settings, the hooks' code, Python's version and
+  the versions of everything that renders, and how much mkdocs logs (``-q`` silences the reports
+  that keep a page out of the cache, ``-v`` makes mkdocs skip recording a page's links to
+  anchors), so such builds keep their own entries.
 
-A page whose rendering reported anything (a broken link, a missing anchor, any warning) is
-rendered, and reports it, on every build. This runs after the bench hook (its markers fill the
+A page whose rendering reported anything (a broken link, a missing anchor, any warning:
+``sitesetup.Reports``) is rendered, and reports it, on every build. This runs after the bench hook (its markers fill the
 Markdown first) and after every plugin (mkdocs-jupyter has replaced a notebook page's rendering
 by then, and that replacement is what gets kept)."""
 
@@ -25,40 +26,22 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import sys
-from importlib import metadata
 from pathlib import Path
 
-from benchsite import cachefile
+from benchsite import cachefile, sitesetup
 from benchsite.buildcache import cache_dir
 
 # What a render may change on a page; anything else changed means the result is not kept.
 KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}
-RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "jieba",  # the pages, search
-             "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "jinja2", "jupyterlab-pygments")  # the lesson
 SNIPPET = re.compile(r"""-{1,}8<-{1,}[ \t]+(?:"((?:\\"|[^"\n\r])+?)"|'((?:\\'|[^'\n\r])+?)')""")  # as pymdownx.snippets
 SNIPPET_BLOCK = re.compile(r"^\s*-{1,}8<-{1,}\s*$", re.M)
 
 STATE: dict[str, str] = {}  # this build's set-up digest ("setup") and files digest ("files")
 
 
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "-"
-
-
 def on_config(config):
-    plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
-               for name, plugin in config["plugins"].items()}
-    setup = (Path(__file__).read_bytes().decode(), [_version(n) for n in RENDERERS], config["markdown_extensions"],
-             config["mdx_configs"], repr(config["validation"]), config["use_directory_urls"],
-             config.get("site_url"), config.get("repo_url"), config["docs_dir"], repr(plugins),
-             # -q hides the reports that keep a page out of the cache; -v makes mkdocs skip links_to_anchors
-             logging.getLogger("mkdocs.structure.pages").getEffectiveLevel(), sys.version)
     STATE.clear()
-    STATE["setup"] = hashlib.sha256(repr(setup).encode()).hexdigest()
+    STATE["setup"] = sitesetup.digest(config, Path(__file__))
     return config
 
 
@@ -79,19 +62,6 @@ def on_pre_build(config):
 def on_pre_page(page, config, files):
     page.render = _cached_render(page, page.render)
     return page
-
-
-class _Logged(logging.Handler):
-    """Counts warnings, and mkdocs' own link and anchor reports at any level ``validation:`` sets
-    (a plugin saying what it is doing, at info level, is not a report about the page)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.WARNING or record.name.startswith("mkdocs.structure"):
-            self.count += 1
 
 
 def _snippets(markdown: str) -> str | None:
@@ -123,7 +93,7 @@ def _cached_render(page, render):
         found = cachefile.read(stored) if stored else None
         if isinstance(found, dict) and _restore(page, found, files):
             return
-        before, logged = dict(vars(page)), _Logged()
+        before, logged = dict(vars(page)), sitesetup.Reports()
         logging.getLogger("mkdocs").addHandler(logged)
         try:
             render(config, files)

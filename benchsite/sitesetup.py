@@ -1,0 +1,66 @@
+"""What the site's two caching hooks share: the site's set-up that every cached page is keyed on,
+and the rule for what counts as a report about a page.
+
+``docs/.hooks/bench.py`` keeps the bodies of the pages it generates and
+``docs/.hooks/render_cache.py`` keeps what mkdocs renders from the chapters. Both must make a
+page afresh when anything about the site that shapes it changes, and both must refuse to keep a
+page whose rendering reported something (so that it reports it again on the next build). Each
+used to spell those rules itself, and they had drifted: the generated pages' key left out the
+validation levels, the URL style, the plugins' settings and how much mkdocs logs (a ``-q`` build,
+which hears no warnings, could keep a body that a normal build then served without its
+warning), and their counter left out link reports at the level ``validation:`` sets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sys
+from importlib import metadata
+from pathlib import Path
+
+# The libraries that turn a page into HTML: the pages and their search entries, and the lesson.
+RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "jieba",
+             "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "jinja2", "jupyterlab-pygments")
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def digest(config, *hooks: Path) -> str:
+    """sha256 of the site's set-up as a cached page sees it: every hook's code (``hooks``, the
+    caller's own file, and those ``config`` lists), the versions of everything that renders,
+    the Markdown extensions and their settings, the validation levels, the URL style, the site
+    and repository URLs, the docs folder, the plugins' settings, how much mkdocs logs (``-q``
+    hides the reports that keep a page out of a cache, ``-v`` makes mkdocs skip recording links
+    to anchors) and Python's version."""
+    files = {Path(p).resolve() for p in hooks}
+    files |= {Path(m.__file__).resolve() for m in (config.get("hooks") or {}).values()
+              if getattr(m, "__file__", None)}
+    plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
+               for name, plugin in (config.get("plugins") or {}).items()}
+    setup = ([(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
+             [_version(n) for n in RENDERERS], config["markdown_extensions"], config["mdx_configs"],
+             repr(config.get("validation")), config.get("use_directory_urls"), config.get("site_url"),
+             config.get("repo_url"), config.get("docs_dir"), repr(plugins),
+             logging.getLogger("mkdocs.structure.pages").getEffectiveLevel(), sys.version)
+    return hashlib.sha256(repr(setup).encode()).hexdigest()
+
+
+class Reports(logging.Handler):
+    """Counts what mkdocs would show a reader about a page while it is made: any warning, and
+    mkdocs' own link and anchor reports at whatever level ``validation:`` sets (a plugin saying
+    what it is doing, at info level, is not a report about the page). Attach it to the
+    ``mkdocs`` logger around one page; a page with ``count`` above zero is not kept."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING or record.name.startswith("mkdocs.structure"):
+            self.count += 1

@@ -1,0 +1,109 @@
+"""The two caching hooks (docs/.hooks/bench.py for the pages it generates, render_cache.py for the
+chapters) key their entries on one digest of the site's set-up and count reports by one rule
+(benchsite/sitesetup.py): a change that shapes a page makes every cached page afresh, whichever
+hook kept it, and a page that reported anything is kept by neither."""
+
+import importlib.util
+import logging
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from benchsite import sitesetup
+from conftest import REPO
+
+HOOKS = REPO / "docs" / ".hooks"
+
+
+def load_hook(name, monkeypatch):
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", HOOKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def config(tmp_path):
+    return {"markdown_extensions": ["toc"], "mdx_configs": {}, "validation": {"links": {"not_found": 30}},
+            "use_directory_urls": True, "site_url": "", "repo_url": "", "docs_dir": "docs",
+            "config_file_path": str(tmp_path / "mkdocs.yml"), "plugins": {}}
+
+
+@pytest.fixture
+def quiet_level():
+    logger = logging.getLogger("mkdocs")
+    level = logger.level
+    yield logger
+    logger.setLevel(level)
+
+
+def test_everything_that_shapes_a_page_is_in_the_digest(config, tmp_path):
+    hook = tmp_path / "hook.py"
+    hook.write_text("x = 1\n")
+    base = sitesetup.digest(config, hook)
+    assert sitesetup.digest(dict(config), hook) == base  # the same set-up, the same key
+    changed = {
+        "validation": {"links": {"not_found": 20}},
+        "use_directory_urls": False,
+        "markdown_extensions": ["toc", "tables"],
+        "mdx_configs": {"toc": {"permalink": True}},
+        "site_url": "https://example.org/",
+        "plugins": {"mkdocs-jupyter": SimpleNamespace(config={"theme": "dark"})},
+    }
+    for name, value in changed.items():
+        assert sitesetup.digest(dict(config, **{name: value}), hook) != base, name
+    hook.write_text("x = 2\n")
+    assert sitesetup.digest(config, hook) != base, "a hook's code"
+
+
+def test_a_hook_that_config_lists_is_in_the_digest(config, tmp_path):
+    other = tmp_path / "other.py"
+    other.write_text("y = 1\n")
+    listed = dict(config, hooks={"other.py": SimpleNamespace(__file__=str(other))})
+    before = sitesetup.digest(listed)
+    other.write_text("y = 2\n")
+    assert sitesetup.digest(listed) != before
+
+
+def test_quiet_and_verbose_builds_get_their_own_digest(config, quiet_level):
+    digests = []
+    for level in (logging.INFO, logging.ERROR, logging.DEBUG, logging.INFO):
+        quiet_level.setLevel(level)
+        digests.append(sitesetup.digest(config))
+    assert len(set(digests[:3])) == 3 and digests[0] == digests[3]
+
+
+def test_both_hooks_key_their_pages_on_the_same_set_up(config, quiet_level, monkeypatch, tmp_path):
+    """What a -q build keeps must not be served to a normal build: the generated pages' key used
+    to leave out the log level (and the validation levels, the URL style, the plugins)."""
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    bench, render_cache = load_hook("bench", monkeypatch), load_hook("render_cache", monkeypatch)
+    config = dict(config, hooks={f"docs/.hooks/{m}.py": m for m in (bench, render_cache)})
+    codes = []
+    for level in (logging.INFO, logging.ERROR):
+        quiet_level.setLevel(level)
+        render_cache.on_config(config)
+        code = bench._Writer.code_of(config).decode()
+        assert render_cache.STATE["setup"] in code
+        codes.append(code)
+    assert codes[0] != codes[1]
+    assert bench._Writer.code_of(dict(config, use_directory_urls=False)) != bench._Writer.code_of(config)
+
+
+def test_reports_are_warnings_and_mkdocs_link_reports_at_any_level():
+    reports = sitesetup.Reports()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(reports)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        logging.getLogger("mkdocs.plugins.bench").info("drawing charts")  # a plugin at work: not a report
+        assert reports.count == 0
+        logging.getLogger("mkdocs.structure.pages").info("a link to a missing page")  # validation: info
+        logging.getLogger("mkdocs.plugins.bench").warning("a damaged results file")
+        assert reports.count == 2
+    finally:
+        logger.removeHandler(reports)
+        logger.setLevel(level)
