@@ -134,11 +134,11 @@ def on_config(config):
     root = Path(config["config_file_path"]).resolve().parent  # the checkout being built
     results = _catalog.results_dir(extra.get("results"), root)
     preferred = _catalog.preferred_machine(results, extra.get("machine"))
-    # Every core validates results files, then makes table models, histories and charts, into the
-    # build cache; the build below reads them from there (benchsite/parallel.py).
+    # Every core compresses and validates results files, then makes table models, histories and
+    # charts, into the build cache; the build below reads them from there (benchsite/parallel.py).
     frames = cache_dir() / "frames"
-    parallel.warm([parallel.Job(functools.partial(load.load, file, frames),
-                                parallel.key("frame", _stat(file.path), load.code_digest()))
+    parallel.warm([parallel.Job(functools.partial(_warm_file, file, frames),
+                                parallel.key("file", _stat(file.path), load.code_digest(), cachefile.code_version()))
                    for file in layout.discover(results)])
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames)
     parallel.warm([parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine), _pair_key(cat, fig_id, machine))
@@ -168,6 +168,13 @@ def _stat(path: Path) -> str:
         return cachefile.stamp(path)
     except OSError:
         return f"{os.path.abspath(path)}\0-"
+
+
+def _warm_file(file: layout.ResultFile, frames: Path) -> None:
+    """In a worker: a results file's download compressed (``on_files`` serves it) and the file
+    validated (a bad file raises here, and the build reports it)."""
+    BuildCache().compressed(file.path)
+    load.load(file, frames)
 
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
