@@ -99,13 +99,18 @@ def read_raw(path: Path) -> tuple[list[str], list[list[str]]]:
             rows = [row for row in reader if row]
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ArchiveError(f"{path}:1: cannot read: {err}") from None
+    check_header(path, header)
+    return header, rows
+
+
+def check_header(path: Path, header: list[str]) -> None:
+    """:class:`ArchiveError` unless a results file with this header has sessions to keep."""
     if "session_id" not in header:
         raise ArchiveError(f"{path}:1: results format 1 (no session_id column): no session to keep; "
                            "the file stays in git history")
     missing = [c for c in ("machine", "time_s", *CELL_COLUMNS, "calls") if c not in header]
     if missing:
         raise ArchiveError(f"{path}:1: missing column(s) {', '.join(missing)}")
-    return header, rows
 
 
 # Columns measured per sample; every other column of the raw schema is provenance, once per run.
@@ -164,7 +169,13 @@ def compact(header: list[str], rows: list[list[str]], where: str = "") -> dict[s
 
 def compact_file(path: Path) -> dict[str, tuple[str, str]]:
     """:func:`compact` of one results file."""
-    header, rows = read_raw(path)
+    return compact_records(path, *read_raw(path))
+
+
+def compact_records(path: Path, header: list[str], rows: list[list[str]]) -> dict[str, tuple[str, str]]:
+    """:func:`compact` of the records of the results file ``path`` as :func:`read_raw` returns
+    them (the site passes those its loader has read and validated), errors naming ``path``."""
+    check_header(path, header)
     try:
         return compact(header, rows, str(path))
     except (ValueError, ZeroDivisionError) as err:

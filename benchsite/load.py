@@ -251,8 +251,13 @@ def _raw_frame(rec: _Records, version: int) -> tuple[pd.DataFrame, np.ndarray]:
     return raw[list(COLUMNS)], short
 
 
-def validate(file: ResultFile) -> pd.DataFrame:
-    """The typed rows of one results file, or :class:`ResultsError` at the first bad line."""
+Records = Callable[[list[str], list[list[str]]], None]  # (header, rows) of a file that validated
+
+
+def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
+    """The typed rows of one results file, or :class:`ResultsError` at the first bad line.
+    ``records``, if given, is called with the file's header and rows of text once they have
+    validated (the site compacts its latest session from them without reading the file again)."""
     if not LABEL_RE.match(file.machine):
         raise ResultsError(f"{file.path}:1: folder name {file.machine!r} is not a machine label "
                            "(lower-case letters, digits, '.', '_' and '-')")
@@ -275,6 +280,8 @@ def validate(file: ResultFile) -> pd.DataFrame:
             raise ResultsError(f"{file.path}:{rec.lines[failure[0]]}: {failure[1]}")
     if rec.broken:
         raise ResultsError(f"{file.path}:{rec.broken}")
+    if records is not None:
+        records(rec.header, rec.rows)
     return raw.assign(**typed)
 
 
@@ -305,22 +312,23 @@ def _stored(file: ResultFile, cache: Path) -> Path | None:
     return cache / f"{digest.hexdigest()}.pkl"
 
 
-def load(file: ResultFile, cache: Path | None = None) -> pd.DataFrame:
+def load(file: ResultFile, cache: Path | None = None, records: Records | None = None) -> pd.DataFrame:
     """One validated results file as a DataFrame with parsed params as ``p_<key>`` columns.
 
     Raises :class:`ResultsError` naming the file and line of the first problem. With
     ``cache`` (a folder), a file already validated, byte for byte, with this code is
     read back from there instead (parsing and checking is most of a warm build's load),
-    and so is the error of a file already refused.
+    and so is the error of a file already refused. ``records``: see :func:`validate` (not
+    called when the frame is read back).
     """
     stored = _stored(file, cache) if cache is not None else None
     if stored is None:
-        return _load(file)
+        return _load(file, records)
     found = cachefile.read(stored)
     if isinstance(found, pd.DataFrame):
         return found
     try:
-        frame = _load(file)
+        frame = _load(file, records)
     except ResultsError as err:
         cachefile.write(_error_file(stored, file), str(err))
         raise
@@ -346,8 +354,8 @@ def known(file: ResultFile, cache: Path) -> str | None:
     return error if isinstance(error, str) else None
 
 
-def _load(file: ResultFile) -> pd.DataFrame:
-    frame = validate(file)
+def _load(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
+    frame = validate(file, records)
     params = {text: parse_params(text or "") for text in frame["params"].fillna("").unique()}
     parsed = frame["params"].fillna("").map(params)
     for key in sorted({k for p in params.values() for k in p}):

@@ -276,14 +276,12 @@ def kept_files(results: Path) -> dict[tuple[str, str], dict[str, tuple[Path, Pat
     return out
 
 
-def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
-    """:func:`archive.compact_file` of a results file, kept under ``.cache/bench/sessions/`` by
-    the file's sha256 and the archiver's code (most of a warm build's time would go here)."""
+def _latest_store(digest: str) -> Path:
     code = hashlib.sha256(Path(archive.__file__).read_bytes()).hexdigest()[:16]
-    stored = cache_dir() / "sessions" / f"{digest}-{code}.json"
-    if stored.is_file():
-        return {k: tuple(v) for k, v in json.loads(stored.read_text(encoding="utf-8")).items()}
-    texts = archive.compact_file(path)
+    return cache_dir() / "sessions" / f"{digest}-{code}.json"
+
+
+def _keep_texts(stored: Path, texts: dict[str, tuple[str, str]]) -> None:
     try:
         stored.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
@@ -292,7 +290,33 @@ def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
         os.replace(tmp, stored)
     except OSError:
         pass
+
+
+def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
+    """:func:`archive.compact_file` of a results file, kept under ``.cache/bench/sessions/`` by
+    the file's sha256 and the archiver's code (most of a warm build's time would go here)."""
+    stored = _latest_store(digest)
+    if stored.is_file():
+        return {k: tuple(v) for k, v in json.loads(stored.read_text(encoding="utf-8")).items()}
+    texts = archive.compact_file(path)
+    _keep_texts(stored, texts)
     return texts
+
+
+def keep_latest_texts(path: Path, digest: str, header: list[str], rows: list[list[str]]) -> None:
+    """What :func:`_latest_texts` will find for the results file ``path`` (``digest``: its
+    sha256), compacted from the records the loader has just read and validated (``load.load``'s
+    ``records``), so a cold build parses each file once. The records of a file that validated are
+    the ones :func:`archive.read_raw` reads (it has no blank line, no short row, no bad quoting).
+    A file that cannot be compacted is left to the build, which reports why."""
+    stored = _latest_store(digest)
+    if stored.is_file():
+        return
+    try:
+        texts = archive.compact_records(path, header, rows)
+    except archive.ArchiveError:
+        return
+    _keep_texts(stored, texts)
 
 
 def cached(kind: str, key: str, make: Callable[[], object]) -> object:

@@ -104,6 +104,49 @@ def test_archiving_twice_writes_the_same_bytes_once(tmp_path):
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]  # machine folders merge by copying
 
 
+def test_the_latest_session_is_compacted_from_the_loaders_records_as_from_the_file(tmp_path, monkeypatch):
+    """A cold build reads each results file once: the loader hands the records it validated to
+    the session cache, which then holds what compacting the file would give, and the history
+    reads that back without reading the file again. Also for a file with CRLF line ends and a
+    quoted cell (csv quoting the archiver's reader and the validator's must agree on)."""
+    from benchkit.layout import ResultFile
+    from benchsite import cachefile, load
+
+    files = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[:3]
+    crlf = tmp_path / "crlf" / REFERENCE / files[0].name
+    crlf.parent.mkdir(parents=True)
+    text = files[0].read_text(encoding="utf-8").splitlines()
+    head = text[0].split(",")
+    cells = text[1].split(",")
+    cells[head.index("xla_flags")] = '"--a=1,--b=2"'  # a comma inside a quoted cell
+    crlf.write_bytes(("\r\n".join([text[0], ",".join(cells), *text[2:]]) + "\r\n").encode())
+    for path in (*files, crlf):
+        want = archive.compact_file(path)
+        digest = cachefile.file_digest(path, None)
+        load.load(ResultFile(path.parent.name, path.name.removesuffix(".csv"), path), None,
+                  records=lambda header, rows, path=path, digest=digest:
+                  sessions.keep_latest_texts(path, digest, header, rows))
+        with monkeypatch.context() as m:
+            m.setattr(archive, "compact_file", lambda _: pytest.fail("the file was compacted again"))
+            assert sessions._latest_texts(path, digest) == want, path
+    assert "--a=1,--b=2" in next(iter(sessions._latest_texts(crlf, cachefile.file_digest(crlf, None)).values()))[1]
+
+
+def test_a_file_that_does_not_validate_leaves_no_session_texts(tmp_path):
+    from benchkit.layout import ResultFile
+    from benchsite import cachefile, load
+
+    path = tmp_path / REFERENCE / "dispatch_vs_completion.csv"
+    path.parent.mkdir(parents=True)
+    lines = (REPO / "results" / REFERENCE / path.name).read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:5]) + lines[5][:40] + "\n", encoding="utf-8")  # a truncated row
+    seen = []
+    with pytest.raises(load.ResultsError, match=r"dispatch_vs_completion\.csv:6: "):
+        load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
+    assert seen == []
+    assert not sessions._latest_store(cachefile.file_digest(path, None)).exists()
+
+
 # --- the validator -------------------------------------------------------------------------
 
 def demo(tmp_path, runs=5):

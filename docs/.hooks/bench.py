@@ -42,7 +42,7 @@ from mkdocs.utils import get_relative_url, write_file
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sitesetup
+from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitesetup
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -171,10 +171,12 @@ def _stat(path: Path) -> str:
 
 
 def _warm_file(file: layout.ResultFile, frames: Path) -> None:
-    """In a worker: a results file's download compressed (``on_files`` serves it) and the file
-    validated (a bad file raises here, and the build reports it)."""
+    """In a worker: a results file's download compressed (``on_files`` serves it), the file
+    validated (a bad file raises here, and the build reports it) and its latest session
+    compacted from the records the validator read (the pair's history starts from it)."""
     BuildCache().compressed(file.path)
-    load.load(file, frames)
+    digest = cachefile.file_digest(file.path, frames)
+    load.load(file, frames, records=functools.partial(sessions.keep_latest_texts, file.path, digest))
 
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
