@@ -360,4 +360,6 @@ def _load(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
     parsed = frame["params"].fillna("").map(params)
     for key in sorted({k for p in params.values() for k in p}):
         frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
-    return frame
+    # One block per dtype, not one per column: every filter, slice and unpickling of this frame
+    # (each pair's table, chart, sessions and pages) handles a handful of arrays instead of ~60.
+    return frame.copy()

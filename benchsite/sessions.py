@@ -192,7 +192,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     parsed = frame["params"].fillna("").map(params)
     for key in sorted({k for p in params.values() for k in p}):
         frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
-    return frame
+    return frame.copy()  # one block per dtype, as load() returns (a cached session unpickles faster)
 
 
 def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
