@@ -183,6 +183,13 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows).drop(columns=["summary_version"])
+    for col in frame.columns:
+        if isinstance(frame[col].dtype, pd.StringDtype):
+            # Text as load() keeps it: object values, each distinct one stored once, None where
+            # empty (pandas would make each text column an array of its own, ~30 per session).
+            seen: dict[str, str] = {}
+            frame[col] = pd.Series([None if r[col] is None else seen.setdefault(r[col], r[col]) for r in rows],
+                                   index=frame.index, dtype=object)
     for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
         frame[col] = pd.to_numeric(frame[col])  # an all-empty column is NaN, as load() reads it
     frame["time_s"] = frame["median_s"]  # the run's median: what every table cell is made of
