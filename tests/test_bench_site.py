@@ -21,11 +21,15 @@ PARTS = ("mkdocs.yml", "Makefile", "requirements.txt", "pyproject.toml", "docs",
          "results")
 
 
-def _relabel():
+def _scaling():
     spec = importlib.util.spec_from_file_location("site_scaling", REPO / "tools" / "site_scaling.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.relabel
+    return module
+
+
+def _relabel():
+    return _scaling().relabel
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +59,27 @@ def mkdocs(root, out, **env):
 def built(repo_copy):
     proc = mkdocs(repo_copy, repo_copy / "site")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (repo_copy / "build.log").write_text(proc.stderr)
     return repo_copy / "site"
+
+
+def test_a_build_says_how_long_each_warming_step_took(built, repo_copy):
+    """Each warming step logs its jobs and seconds (docs/.hooks/bench.py, _warm) in the form
+    tools/site_scaling.py reads to show where a build's time went."""
+    scaling = _scaling()
+    log = (repo_copy / "build.log").read_text()
+    found = [(m["what"], int(m["ran"]), int(m["jobs"])) for m in scaling.WARMED.finditer(log)]
+    assert [what for what, _, _ in found] == ["results files", "figure x machine pairs", "pages"]
+    assert all(0 <= ran <= jobs and jobs > 0 for _, ran, jobs in found)
+
+
+def test_the_scaling_tool_adds_the_steps_up_to_the_build():
+    log = "\n".join(["INFO    -  bench: warmed results files: 3 of 3 jobs on 2 workers in 1.5 s",
+                     "INFO    -  bench: warmed figure x machine pairs: 0 of 3 jobs (done by an earlier build) in 0.0 s",
+                     "INFO    -  Documentation built",
+                     "INFO    -  bench: warmed pages: 7 of 9 jobs on 2 workers in 2.25 s"])
+    assert _scaling().steps(log, 10.0) == ("results files 1.5 s · figure x machine pairs 0.0 s · pages 2.2 s · "
+                                           "the rest 6.2 s")
 
 
 STALE_MESSAGE = f"{FIG} on {FIRST} is stale"

@@ -4,8 +4,9 @@ Copies every committed results file into N synthetic machine folders (other labe
 same samples) in a temp dir beside the committed folders (which the chapters quote), then
 times ``mkdocs build --strict`` (what ``make site`` runs) against the committed results and
 against committed + copies, each with an empty build cache (cold) and again with the cache it
-left (warm). Nothing is written
-into the checkout except the built sites' temp dirs, which are removed.
+left (warm), and where each build's time went (the hook logs each warming step: results
+files, figure x machine pairs, pages; the rest is the build in one process). Nothing is
+written into the checkout except the built sites' temp dirs, which are removed.
 
     .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
     .venv/bin/python tools/site_scaling.py --machines 20
@@ -17,6 +18,7 @@ import argparse
 import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,8 +58,21 @@ def synthesize(source: Path, target: Path, count: int) -> None:
                 (target / machine / path.name).write_bytes(path.read_bytes())
 
 
-def build(results: Path, cache: Path, out: Path) -> float:
-    """Seconds for one strict build; a failed build stops the benchmark."""
+# What the bench hook logs after each warming step (docs/.hooks/bench.py, _warm).
+WARMED = re.compile(r"bench: warmed (?P<what>[a-z ]+): (?P<ran>\d+) of (?P<jobs>\d+) jobs .*? "
+                    r"in (?P<seconds>[0-9.]+) s$", re.M)
+
+
+def steps(log: str, total: float) -> str:
+    """Where a build's time went, from its log: each warming step, then the rest (the build
+    itself in one process: the chapters, the search index, writing every page)."""
+    found = [(m["what"], float(m["seconds"])) for m in WARMED.finditer(log)]
+    parts = [f"{what} {seconds:.1f} s" for what, seconds in found]
+    return " · ".join([*parts, f"the rest {total - sum(s for _, s in found):.1f} s"])
+
+
+def build(results: Path, cache: Path, out: Path) -> tuple[float, str]:
+    """Seconds for one strict build, and where they went; a failed build stops the benchmark."""
     env = dict(os.environ, BENCH_RESULTS=str(results), BENCH_CACHE=str(cache), NO_MKDOCS_2_WARNING="1")
     env.pop("BENCH_MACHINE", None)
     start = time.perf_counter()
@@ -66,7 +81,7 @@ def build(results: Path, cache: Path, out: Path) -> float:
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"build against {results} failed:\n{proc.stderr[-3000:]}")
-    return elapsed
+    return elapsed, steps(proc.stderr, elapsed)
 
 
 def size_mb(folder: Path) -> float:
@@ -84,9 +99,10 @@ def main() -> None:
         print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'pages':>6} {'site MB':>8}")
         for name, results in cases:
             cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"
-            cold, warm = build(results, cache, out), build(results, cache, out)
+            (cold, cold_steps), (warm, warm_steps) = build(results, cache, out), build(results, cache, out)
             pages = len(list(out.rglob("index.html")))
             print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {pages:>6} {size_mb(out):>8.1f}", flush=True)
+            print(f"    cold: {cold_steps}\n    warm: {warm_steps}", flush=True)
 
 
 if __name__ == "__main__":

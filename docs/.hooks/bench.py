@@ -23,6 +23,7 @@ import logging
 import os
 import posixpath
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,12 +138,14 @@ def on_config(config):
     # Every core compresses and validates results files, then makes table models, histories and
     # charts, into the build cache; the build below reads them from there (benchsite/parallel.py).
     frames = cache_dir() / "frames"
-    parallel.warm([parallel.Job(functools.partial(_warm_file, file, frames),
-                                parallel.key("file", _stat(file.path), load.code_digest(), cachefile.code_version()))
-                   for file in layout.discover(results)])
+    _warm("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
+                                         parallel.key("file", _stat(file.path), load.code_digest(),
+                                                      cachefile.code_version()))
+                            for file in layout.discover(results)])
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames)
-    parallel.warm([parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine), _pair_key(cat, fig_id, machine))
-                   for fig_id, machine in sorted(cat.frames)])
+    _warm("figure x machine pairs", [parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine),
+                                                  _pair_key(cat, fig_id, machine))
+                                     for fig_id, machine in sorted(cat.frames)])
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
     build = Build(cat, os.environ.get("BENCH_STRICT") == "1",
@@ -158,6 +161,17 @@ def on_config(config):
     for orphan in cat.orphans:
         log.warning(f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
     return config
+
+
+def _warm(what: str, jobs: list[parallel.Job]) -> None:
+    """``parallel.warm``, and one line saying how long it took: where a cold build's time goes
+    (``tools/site_scaling.py`` reads these lines and shows each step)."""
+    todo = sum(1 for job in jobs if not (job.done_file and job.done_file.is_file()))
+    start = time.perf_counter()
+    ran = parallel.warm(jobs)
+    how = (f"on {parallel.workers()} workers" if ran else "(done by an earlier build)" if not todo
+           else "(no workers here: the build makes them itself)")
+    log.info(f"bench: warmed {what}: {ran} of {len(jobs)} jobs {how} in {time.perf_counter() - start:.1f} s")
 
 
 def _stat(path: Path) -> str:
@@ -232,7 +246,7 @@ def on_nav(nav, config, files):
         key = file.cache_key = writer.key(file, text)
         if key and not writer.stored(key).is_file():
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
-    parallel.warm(jobs)
+    _warm("pages", jobs)
     return nav
 
 
