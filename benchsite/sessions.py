@@ -182,24 +182,28 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows).drop(columns=["summary_version"])
-    for col in frame.columns:
-        if isinstance(frame[col].dtype, pd.StringDtype):
+    parsed_rows = pd.DataFrame(rows)
+    index = parsed_rows.index
+    # Built as one dict of columns and made a frame once: one block per dtype, as load() returns.
+    data = {col: parsed_rows[col] for col in parsed_rows.columns if col != "summary_version"}
+    for col, dtype in parsed_rows.dtypes.items():
+        if isinstance(dtype, pd.StringDtype):
             # Text as load() keeps it: object values, each distinct one stored once, None where
             # empty (pandas would make each text column an array of its own, ~30 per session).
             seen: dict[str, str] = {}
-            frame[col] = pd.Series([None if r[col] is None else seen.setdefault(r[col], r[col]) for r in rows],
-                                   index=frame.index, dtype=object)
+            data[col] = pd.Series([None if r[col] is None else seen.setdefault(r[col], r[col]) for r in rows],
+                                  index=index, dtype=object)
     for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
-        frame[col] = pd.to_numeric(frame[col])  # an all-empty column is NaN, as load() reads it
-    frame["time_s"] = frame["median_s"]  # the run's median: what every table cell is made of
-    frame["sample"] = 0
-    frame["detail"] = None
-    params = {text: parse_params(text or "") for text in frame["params"].fillna("").unique()}
-    parsed = frame["params"].fillna("").map(params)
+        data[col] = pd.to_numeric(data[col])  # an all-empty column is NaN, as load() reads it
+    data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
+    data["sample"] = pd.Series(0, index=index)
+    data["detail"] = pd.Series([None] * len(index), index=index, dtype=object)
+    params_text = data["params"].fillna("")
+    params = {text: parse_params(text or "") for text in params_text.unique()}
+    parsed = params_text.map(params)
     for key in sorted({k for p in params.values() for k in p}):
-        frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
-    return frame.copy()  # one block per dtype, as load() returns (a cached session unpickles faster)
+        data[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
+    return pd.DataFrame(data, index=index)
 
 
 def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
