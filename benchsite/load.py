@@ -268,7 +268,10 @@ Records = Callable[[list[str], list[list[str]]], None]  # (header, rows) of a fi
 def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
     """The typed rows of one results file, or :class:`ResultsError` at the first bad line.
     ``records``, if given, is called with the file's header and rows of text once they have
-    validated (the site compacts its latest session from them without reading the file again)."""
+    validated (the site compacts its latest session from them without reading the file again),
+    when every record is on one line: then they are the records ``archive.read_raw`` reads. A
+    cell that spans lines can read differently there (this reads with universal newlines, so a
+    quoted ``\r\n`` is ``\n`` here), and such a file is left to ``read_raw``."""
     if not LABEL_RE.match(file.machine):
         raise ResultsError(f"{file.path}:1: folder name {file.machine!r} is not a machine label "
                            "(lower-case letters, digits, '.', '_' and '-')")
@@ -291,7 +294,7 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
             raise ResultsError(f"{file.path}:{rec.lines[failure[0]]}: {failure[1]}")
     if rec.broken:
         raise ResultsError(f"{file.path}:{rec.broken}")
-    if records is not None:
+    if records is not None and rec.lines[-1] == len(rec.rows) + 1:  # one line per record
         records(rec.header, rec.rows)
     return pd.DataFrame(typed, index=raw.index)  # every column typed, in schema order (raw's)
 

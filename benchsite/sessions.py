@@ -317,9 +317,10 @@ def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
 def keep_latest_texts(path: Path, digest: str, header: list[str], rows: list[list[str]]) -> None:
     """What :func:`_latest_texts` will find for the results file ``path`` (``digest``: its
     sha256), compacted from the records the loader has just read and validated (``load.load``'s
-    ``records``), so a cold build parses each file once. The records of a file that validated are
-    the ones :func:`archive.read_raw` reads (it has no blank line, no short row, no bad quoting).
-    A file that cannot be compacted is left to the build, which reports why."""
+    ``records``), so a cold build parses each file once. The loader hands over the records of a
+    file that validated with one line per record: those are the ones :func:`archive.read_raw`
+    reads (no blank line, no short row, no bad quoting, no cell spanning lines). A file that
+    cannot be compacted is left to the build, which reports why."""
     stored = _latest_store(digest)
     if stored.is_file():
         return

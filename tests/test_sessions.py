@@ -132,6 +132,29 @@ def test_the_latest_session_is_compacted_from_the_loaders_records_as_from_the_fi
     assert "--a=1,--b=2" in next(iter(sessions._latest_texts(crlf, cachefile.file_digest(crlf, None)).values()))[1]
 
 
+def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
+    """The validator reads with universal newlines (a quoted CRLF inside a cell reads as LF), the
+    archiver as the bytes are: a file with a cell that spans lines gives the session cache
+    nothing, and the history compacts the file as the archiver will."""
+    from benchkit.layout import ResultFile
+    from benchsite import cachefile, load
+
+    source = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[0]
+    path = tmp_path / REFERENCE / source.name
+    path.parent.mkdir(parents=True)
+    lines = source.read_text(encoding="utf-8").splitlines()
+    head, cells = lines[0].split(","), lines[1].split(",")
+    cells[head.index("xla_flags")] = '"--a=1\r\n--b=2"'
+    path.write_bytes(("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n").encode())
+    seen = []
+    frame = load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
+    assert seen == [] and "--a=1\n--b=2" in set(frame["xla_flags"].dropna())
+    digest = cachefile.file_digest(path, None)
+    texts = sessions._latest_texts(path, digest)
+    assert texts == archive.compact_file(path)
+    assert "--a=1\r\n--b=2" in next(iter(texts.values()))[1]
+
+
 def test_a_file_that_does_not_validate_leaves_no_session_texts(tmp_path):
     from benchkit.layout import ResultFile
     from benchsite import cachefile, load
