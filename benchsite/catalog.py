@@ -93,6 +93,9 @@ class Frames(MutableMapping):
         return len(self._loaded) + len(self._later)
 
 
+_EVERY_FIGURE = "\0every figure"  # the key of every machine in Catalog._by_figure (no figure id is this)
+
+
 @dataclass
 class Catalog:
     results: Path
@@ -104,7 +107,7 @@ class Catalog:
     bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
-    _machines: tuple | None = None  # (counts and preferred, figure -> machines; None -> all), for machines()
+    _machines: tuple | None = None  # (counts and preferred, figure -> machines, and all), for machines()
     disk: bool = False  # keep table models and comparisons under the build cache between builds
     cache: Path | None = None  # where validated files (and file digests) are kept
 
@@ -138,22 +141,22 @@ class Catalog:
         """Machines with results (good or bad) for a figure; the preferred one first."""
         return list(self._by_figure().get(fig_id, ()))
 
-    def _by_figure(self) -> dict[str | None, list[str]]:
+    def _by_figure(self) -> dict[str, list[str]]:
         # Every page asks this, and a hundred folders make thousands of pages: sorted once, again
         # when a pair is added, removed or moved between frames and errors (the catalog only moves
         # pairs; one swapped for another at equal counts would not be seen) or the preferred changes.
         seen = (len(self.frames), len(self.errors), self.preferred)
         if self._machines is None or self._machines[0] != seen:
-            found: dict[str | None, set[str]] = {None: set()}  # None: every figure's
+            found: dict[str, set[str]] = {_EVERY_FIGURE: set()}
             for fig_id, machine in (*self.frames, *self.errors):
                 found.setdefault(fig_id, set()).add(machine)
-                found[None].add(machine)
+                found[_EVERY_FIGURE].add(machine)
             self._machines = (seen, {f: sorted(ms, key=lambda m: (m != self.preferred, m)) for f, ms in found.items()})
         return self._machines[1]
 
     def all_machines(self) -> list[str]:
         """Every machine with results (good or bad) for any figure; the preferred one first."""
-        return list(self._by_figure()[None])
+        return list(self._by_figure()[_EVERY_FIGURE])
 
     def good_machines(self, fig_id: str) -> list[str]:
         return [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]

@@ -107,3 +107,28 @@ def test_reports_are_warnings_and_mkdocs_link_reports_at_any_level():
     finally:
         logger.removeHandler(reports)
         logger.setLevel(level)
+
+
+@pytest.mark.parametrize("report, makes", [(False, 1), (True, 2)])
+def test_the_bench_hook_keeps_no_expansion_that_reported_a_link(report, makes, monkeypatch, tmp_path, quiet_level):
+    """The chapters' markers are expanded once and kept, unless the expansion logged a report,
+    including a link report at the level validation: sets (info here): then it is made, and
+    reports, again on the next build. The old counter heard warnings only."""
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    bench = load_hook("bench", monkeypatch)
+    calls = []
+
+    def expand(text, ctx):
+        calls.append(text)
+        if report:
+            logging.getLogger("mkdocs.structure.pages").info("a link to a page that is not there")
+        return text
+
+    monkeypatch.setattr(bench, "_state", lambda build, config: "state")
+    monkeypatch.setattr(bench, "_context", lambda *args: None)
+    monkeypatch.setattr(bench.markers, "expand", expand)
+    quiet_level.setLevel(logging.INFO)
+    build = SimpleNamespace(cache=SimpleNamespace(blocks_in=lambda text: {}, restore=lambda blocks: None), problems=0)
+    for _ in range(2):
+        assert bench._expand(build, {}, "a page", "a.md", "a/") == "a page"
+    assert len(calls) == makes

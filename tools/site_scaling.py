@@ -5,7 +5,8 @@ same samples) in a temp dir beside the committed folders (which the chapters quo
 times ``mkdocs build --strict`` (what ``make site`` runs) against the committed results and
 against committed + copies, each with an empty build cache (cold) and again with the cache it
 left (warm), and where each build's time went (the hook logs each warming step: results
-files, figure x machine pairs, pages; the rest is the build in one process). Nothing is
+files, figure x machine pairs, pages; the rest is mkdocs starting, the catalog between the
+steps, and the build itself in one process). Nothing is
 written into the checkout except the built sites' temp dirs, which are removed.
 
     .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
@@ -64,8 +65,9 @@ WARMED = re.compile(r"bench: warmed (?P<what>[a-z ]+): (?P<ran>\d+) of (?P<jobs>
 
 
 def steps(log: str, total: float) -> str:
-    """Where a build's time went, from its log: each warming step, then the rest (the build
-    itself in one process: the chapters, the search index, writing every page)."""
+    """Where a build's time went, from its log: each warming step, then the rest (mkdocs
+    starting, the catalog between the steps, and the build itself in one process: the
+    chapters, the search index, writing every page)."""
     found = [(m["what"], float(m["seconds"])) for m in WARMED.finditer(log)]
     parts = [f"{what} {seconds:.1f} s" for what, seconds in found]
     return " · ".join([*parts, f"the rest {total - sum(s for _, s in found):.1f} s"])

@@ -169,8 +169,8 @@ def _warm(what: str, jobs: list[parallel.Job]) -> None:
     todo = sum(1 for job in jobs if not (job.done_file and job.done_file.is_file()))
     start = time.perf_counter()
     ran = parallel.warm(jobs)
-    how = (f"on {parallel.workers()} workers" if ran else "(done by an earlier build)" if not todo
-           else "(no workers here: the build makes them itself)")
+    how = (f"on {min(parallel.workers(), todo)} workers" if ran else "(done by an earlier build)" if not todo
+           else "(not warmed: the build makes them itself)")
     log.info(f"bench: warmed {what}: {ran} of {len(jobs)} jobs {how} in {time.perf_counter() - start:.1f} s")
 
 
