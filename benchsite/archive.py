@@ -90,8 +90,8 @@ def _csv(header: Iterable[str], rows: Iterable[list[str]]) -> str:
 
 
 def read_raw(path: Path) -> tuple[list[str], list[list[str]]]:
-    """A results CSV as (header, records of strings; blank lines skipped); a file that is not one
-    is an :class:`ArchiveError`."""
+    """A results CSV as (header, records of strings; blank lines skipped); a file that cannot be
+    read is an :class:`ArchiveError` (:func:`compact_records` checks the header)."""
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
@@ -99,7 +99,6 @@ def read_raw(path: Path) -> tuple[list[str], list[list[str]]]:
             rows = [row for row in reader if row]
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise ArchiveError(f"{path}:1: cannot read: {err}") from None
-    check_header(path, header)
     return header, rows
 
 

@@ -71,16 +71,9 @@ def _code_version(kind: str) -> bytes:
     return hashlib.sha256(blob).digest()
 
 
-def _store(path: Path, text: str) -> None:
-    # Temp file + rename: two builds at once never read half a file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
-def _store_bytes(path: Path, data: bytes) -> None:
+def store_bytes(path: Path, data: bytes) -> None:
+    """``data`` written to ``path`` through a temp file and a rename: two builds at once never
+    read half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     with os.fdopen(fd, "wb") as fh:
@@ -111,7 +104,7 @@ class BuildCache:
             else:
                 self._memory[key] = make()
                 try:
-                    _store(path, self._memory[key])
+                    store_bytes(path, self._memory[key].encode("utf-8"))
                 except OSError:
                     pass  # a read-only checkout still builds; it just makes it again next time
         return self._memory[key]
@@ -124,7 +117,7 @@ class BuildCache:
             return stored.read_bytes()
         packed = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
         try:
-            _store_bytes(stored, packed)
+            store_bytes(stored, packed)
         except OSError:
             pass
         return packed

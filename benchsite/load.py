@@ -368,12 +368,21 @@ def known(file: ResultFile, cache: Path) -> str | None:
     return error if isinstance(error, str) else None
 
 
+def param_columns(params: pd.Series) -> dict[str, pd.Series]:
+    """``p_<key>`` -> that key's value on each row (None where a row's params lack it), for
+    every key of the ``params`` texts: what a figure groups rows by. Each distinct text is
+    parsed once."""
+    text = params.fillna("")
+    parsed_texts = {t: parse_params(t or "") for t in text.unique()}
+    parsed = text.map(parsed_texts)
+    return {f"p_{key}": parsed.map(lambda p, k=key: p.get(k))
+            for key in sorted({k for p in parsed_texts.values() for k in p})}
+
+
 def _load(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
     frame = validate(file, records)
-    params = {text: parse_params(text or "") for text in frame["params"].fillna("").unique()}
-    parsed = frame["params"].fillna("").map(params)
-    for key in sorted({k for p in params.values() for k in p}):
-        frame[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
+    for col, values in param_columns(frame["params"]).items():
+        frame[col] = values
     # One block per dtype, not one per column: every filter, slice and unpickling of this frame
     # (each pair's table, chart, sessions and pages) handles a handful of arrays instead of ~60.
     return frame.copy()

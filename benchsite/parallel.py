@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .buildcache import cache_dir
 
-__all__ = ["Job", "key", "warm", "workers"]
+__all__ = ["Job", "key", "pending", "warm", "workers"]
 
 _JOBS: list[Job] = []  # what the forked workers run, by index (inherited, not pickled)
 
@@ -91,12 +91,17 @@ def key(*parts: object) -> str:
     return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()
 
 
+def pending(jobs: Sequence[Job]) -> list[Job]:
+    """The jobs that have not run to the end with this cache before."""
+    return [job for job in jobs if not (job.done_file and job.done_file.is_file())]
+
+
 def warm(jobs: Sequence[Job]) -> int:
     """Run the jobs not done before on the worker processes (each once, handed out one at a
     time as workers come free) and wait for them. Returns how many ran: 0 when nothing was
     left to do or warming is not worth it or not safe here (one core, no ``fork``, or threads
     running, as under ``mkdocs serve``: the build then does everything itself, as it would)."""
-    todo = [job for job in jobs if not (job.done_file and job.done_file.is_file())]
+    todo = pending(jobs)
     count = min(workers(), len(todo))
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or _fork_unsafe():
         return 0

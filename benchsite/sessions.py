@@ -24,8 +24,6 @@ import hashlib
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +42,9 @@ from benchkit.schema import (
 )
 
 from . import archive, cachefile, stats
-from .buildcache import cache_dir
+from .buildcache import cache_dir, store_bytes
 from .catalog import Catalog
+from .load import param_columns
 from .table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
@@ -145,7 +144,7 @@ def _check_summary(line: int, row: dict, where: str) -> str | None:
 def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: str, stem: str,
           session: str) -> pd.DataFrame:
     """One session's summaries joined with their runs' provenance: one row per run and cell,
-    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (as ``load`` does)."""
+    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (``load.param_columns``)."""
     summary_at, runs_at = where
     summaries = _rows(summary_text, summary_at, archive.SUMMARY_COLUMNS, ints=SUMMARY_INT,
                       floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=SUMMARY_NULLABLE)
@@ -198,11 +197,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
     data["sample"] = pd.Series(0, index=index)
     data["detail"] = pd.Series([None] * len(index), index=index, dtype=object)
-    params_text = data["params"].fillna("")
-    params = {text: parse_params(text or "") for text in params_text.unique()}
-    parsed = params_text.map(params)
-    for key in sorted({k for p in params.values() for k in p}):
-        data[f"p_{key}"] = parsed.map(lambda p, k=key: p.get(k))
+    data.update(param_columns(data["params"]))
     return pd.DataFrame(data, index=index)
 
 
@@ -294,11 +289,7 @@ def _latest_store(digest: str) -> Path:
 
 def _keep_texts(stored: Path, texts: dict[str, tuple[str, str]]) -> None:
     try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(texts, fh)
-        os.replace(tmp, stored)
+        store_bytes(stored, json.dumps(texts).encode("utf-8"))
     except OSError:
         pass
 

@@ -166,7 +166,7 @@ def on_config(config):
 def _warm(what: str, jobs: list[parallel.Job]) -> None:
     """``parallel.warm``, and one line saying how long it took: where a cold build's time goes
     (``tools/site_scaling.py`` reads these lines and shows each step)."""
-    todo = sum(1 for job in jobs if not (job.done_file and job.done_file.is_file()))
+    todo = len(parallel.pending(jobs))
     start = time.perf_counter()
     ran = parallel.warm(jobs)
     how = (f"on {min(parallel.workers(), todo)} workers" if ran else "(done by an earlier build)" if not todo
