@@ -132,3 +132,55 @@ def test_the_bench_hook_keeps_no_expansion_that_reported_a_link(report, makes, m
     for _ in range(2):
         assert bench._expand(build, {}, "a page", "a.md", "a/") == "a page"
     assert len(calls) == makes
+
+
+@pytest.fixture
+def writer(monkeypatch, tmp_path):
+    """The bench hook's writer of generated pages, on a two-page site, markers left as they are."""
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.structure.files import File, Files
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    bench = load_hook("bench", monkeypatch)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    cfg = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
+    cfg.load_dict({"site_name": "t", "docs_dir": str(tmp_path / "docs"), "site_dir": str(tmp_path / "site"),
+                   "markdown_extensions": ["toc"]})
+    assert not cfg.validate()[0]
+    pages = [bench.DirectPage(f"bench/fig-x/{m}.md", "", cfg) for m in ("one", "two")]
+    files = Files([File("index.md", cfg["docs_dir"], cfg["site_dir"], True), *pages])
+    monkeypatch.setattr(bench, "_context", lambda *args: None)
+    monkeypatch.setattr(bench.markers, "expand", lambda text, ctx: text)
+    build = SimpleNamespace(files=files, problems=0, cache=SimpleNamespace(fill=lambda html, link: html))
+    return bench._Writer(build, cfg), pages
+
+
+def test_a_generated_page_records_its_own_anchors_only(writer):
+    """Links into a generated page are checked against the anchors it has: the writer renders
+    page after page with one Markdown instance, and mkdocs' anchor collector adds to one set
+    (the anchors of every earlier page were recorded as this one's, so a link to an anchor
+    that only another page has passed the check)."""
+    write, (one, two) = writer
+    first = write.render(one, "# One\n\n## Only on one\n", None)
+    second = write.render(two, "# Two\n\n## Only on two\n", None)
+    assert {"only-on-one"} <= first["anchor_ids"] and "only-on-two" not in first["anchor_ids"]
+    assert {"only-on-two"} <= second["anchor_ids"] and "only-on-one" not in second["anchor_ids"]
+
+
+@pytest.mark.parametrize("report, kept", [(False, True), (True, False)])
+def test_a_generated_page_that_reported_a_link_is_not_kept(report, kept, writer, monkeypatch, quiet_level):
+    """The generated pages' bodies are kept under the build cache only when making them reported
+    nothing, a link report at the level validation: sets included (info here): the same rule as
+    the chapters' markers (``sitesetup.Reports``)."""
+    write, (one, _) = writer
+    quiet_level.setLevel(logging.INFO)
+
+    def expand(text, ctx):
+        if report:
+            logging.getLogger("mkdocs.structure.pages").info("a link to a page that is not there")
+        return text
+
+    monkeypatch.setattr(sys.modules["bench_under_test"].markers, "expand", expand)
+    write.render(one, "# One\n", "the-key")
+    assert write.stored("the-key").is_file() is kept

@@ -458,6 +458,7 @@ class _Writer:
             expanded = markers.expand(text, _context(self.build, self.config, file.src_uri, file.url))
             self.links.file = self.anchors.file = file
             self.links.links_to_anchors = {}
+            self.anchors.present_anchor_ids = set()  # this page's: mkdocs' processor adds to one set
             self.title.title = None
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
