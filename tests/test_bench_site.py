@@ -82,6 +82,26 @@ def test_the_scaling_tool_adds_the_steps_up_to_the_build():
                                            "the rest 6.2 s")
 
 
+def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, tmp_path):
+    """The last build's pages are removed while the next build runs (benchsite/sitedir.py): the
+    rebuilt folder holds what a build into an empty one holds, and the hidden entries mkdocs'
+    own clean keeps (a gh-pages checkout's .git)."""
+    out = tmp_path / "site"
+    shutil.copytree(built, out)
+    (out / "bench" / "gone-since").mkdir()
+    (out / "bench" / "gone-since" / "index.html").write_text("a page no longer in the site")
+    (out / ".git").mkdir()
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
+    proc = mkdocs(repo_copy, out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    def files(root):
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+    assert files(out) == sorted([*files(built), ".git/HEAD"])
+    assert (out / "bench" / "index.html").read_bytes() == (built / "bench" / "index.html").read_bytes()
+
+
 STALE_MESSAGE = f"{FIG} on {FIRST} is stale"
 
 

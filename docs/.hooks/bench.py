@@ -23,6 +23,7 @@ import logging
 import os
 import posixpath
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from mkdocs.utils import get_relative_url, write_file
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitesetup
+from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitedir, sitesetup
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -117,6 +118,7 @@ class Build:
     nav: object = None
     env: object = None
     state: str | None = None  # _state, once computed
+    old_site: sitedir.Removal | None = None  # the last build's pages, being removed (on_pre_build)
 
     def warn_once(self, message: str) -> None:
         # A bad file shows on the index, its figure page, its chapter and in prose: say so once.
@@ -209,6 +211,18 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
         history.session_ids(cat, cat.figures[fig_id], machine)
     finally:
         cat.trim()
+
+
+def on_pre_build(config) -> None:
+    """The last build's pages are moved aside and removed while this one runs (benchsite/sitedir.py);
+    mkdocs would remove them one by one before building. A ``--dirty`` build keeps them, as asked."""
+    if "--dirty" not in sys.argv:
+        BUILD[0].old_site = sitedir.set_aside(Path(config["site_dir"]))
+
+
+def on_build_error(error) -> None:
+    if BUILD:
+        sitedir.finish(BUILD[0].old_site)
 
 
 def on_files(files: Files, config) -> Files:
@@ -550,8 +564,14 @@ LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to o
 
 def on_post_build(config) -> None:
     build = BUILD[0]
-    if not build.direct:
-        return
+    try:
+        if build.direct:
+            _write_direct(build, config)
+    finally:
+        sitedir.finish(build.old_site)  # the build ends with nothing of the last one left
+
+
+def _write_direct(build: Build, config) -> None:
     writer = _Writer(build, config)
     for file in build.direct:
         writer.write(file)

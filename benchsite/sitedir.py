@@ -1,0 +1,73 @@
+"""The previous build's site, removed while the next build runs.
+
+Before it builds, mkdocs empties the site folder (``mkdocs.utils.clean_directory``: every entry
+but the hidden ones, one file at a time). A site of a hundred machine folders is thousands of
+folders, and removing them took about two seconds on a two-core machine, before any page was
+made. :func:`set_aside` moves those entries (one rename each, on the same file system) into one
+hidden folder inside the site folder, which mkdocs then leaves alone, and starts a separate
+process that removes it while the build goes on; :func:`finish` waits for that process, so a
+build ends with nothing of the old site left. Hidden entries (a ``.git`` of a gh-pages checkout)
+are left where they are, as mkdocs leaves them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = ".old-site-being-removed-"  # hidden: mkdocs' clean_directory skips it
+_REMOVE = "import shutil, sys\nfor path in sys.argv[1:]:\n    shutil.rmtree(path, ignore_errors=True)\n"
+
+
+@dataclass
+class Removal:
+    folders: list[Path]  # what is being removed
+    process: subprocess.Popen | None  # None: nothing started (finish removes them itself)
+
+
+def set_aside(site_dir: Path) -> Removal | None:
+    """The site folder's entries moved aside and being removed (with any left by a build that was
+    stopped before it finished), or None when there is nothing to remove. An entry that cannot be
+    moved stays where it is, for mkdocs to remove as it always does."""
+    try:
+        entries = sorted(site_dir.iterdir())
+    except OSError:  # no site folder yet (or not one we can list: mkdocs will say so)
+        return None
+    folders = [p for p in entries if p.name.startswith(PREFIX) and p.is_dir()]
+    visible = [p for p in entries if not p.name.startswith(".")]
+    if visible:
+        try:
+            trash = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
+        except OSError:
+            trash = None
+        if trash is not None:
+            folders.append(trash)
+            for path in visible:
+                try:
+                    os.rename(path, trash / path.name)
+                except OSError:
+                    break  # the rest is mkdocs' to remove
+    if not folders:
+        return None
+    try:
+        process = subprocess.Popen([sys.executable, "-c", _REMOVE, *map(str, folders)],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        process = None
+    return Removal(folders, process)
+
+
+def finish(removal: Removal | None) -> None:
+    """Wait for the removal; whatever it left (it could not start, or failed) is removed here."""
+    if removal is None:
+        return
+    if removal.process is not None:
+        removal.process.wait()
+    for folder in removal.folders:
+        if os.path.lexists(folder):
+            shutil.rmtree(folder, ignore_errors=True)

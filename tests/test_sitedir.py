@@ -1,0 +1,76 @@
+"""The last build's site is moved aside and removed while the next build runs (benchsite/sitedir.py):
+what mkdocs' own clean would leave (hidden entries) stays, and nothing of the old site is left."""
+
+import os
+import subprocess
+
+from benchsite import sitedir
+
+
+def old_site(root):
+    (root / "bench" / "fig-a" / "m").mkdir(parents=True)
+    (root / "bench" / "fig-a" / "m" / "index.html").write_text("old page")
+    (root / "index.html").write_text("old index")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
+    return root
+
+
+def listing(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_the_old_site_is_set_aside_then_removed_and_hidden_entries_stay(tmp_path):
+    site = old_site(tmp_path / "site")
+    removal = sitedir.set_aside(site)
+    # What mkdocs' clean_directory then sees: hidden entries only, which it leaves alone.
+    assert sorted(p.name for p in site.iterdir() if not p.name.startswith(".")) == []
+    assert (site / ".git" / "HEAD").is_file()
+    sitedir.finish(removal)
+    assert listing(site) == [".git", ".git/HEAD"]
+
+
+def test_what_a_stopped_build_left_is_removed_by_the_next(tmp_path):
+    site = tmp_path / "site"
+    (site / f"{sitedir.PREFIX}123" / "bench").mkdir(parents=True)
+    (site / f"{sitedir.PREFIX}123" / "bench" / "page.html").write_text("x")
+    (site / ".nojekyll").write_text("")
+    sitedir.finish(sitedir.set_aside(site))
+    assert listing(site) == [".nojekyll"]
+
+
+def test_no_site_folder_yet_is_nothing_to_do(tmp_path):
+    assert sitedir.set_aside(tmp_path / "not-there") is None
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert sitedir.set_aside(empty) is None
+    sitedir.finish(None)
+
+
+def test_a_removal_that_cannot_start_is_done_at_the_end(tmp_path, monkeypatch):
+    site = old_site(tmp_path / "site")
+
+    def no_process(*args, **kwargs):
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    removal = sitedir.set_aside(site)
+    assert removal.process is None and removal.folders
+    sitedir.finish(removal)
+    assert listing(site) == [".git", ".git/HEAD"]
+
+
+def test_an_entry_that_cannot_be_moved_is_left_for_mkdocs(tmp_path, monkeypatch):
+    site = old_site(tmp_path / "site")
+    rename = os.rename
+
+    def refuse_index(src, dst):
+        if os.path.basename(src) == "index.html":
+            raise OSError("busy")
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", refuse_index)
+    removal = sitedir.set_aside(site)
+    assert (site / "index.html").read_text() == "old index"  # mkdocs removes it, as always
+    sitedir.finish(removal)
+    assert listing(site) == [".git", ".git/HEAD", "index.html"]
