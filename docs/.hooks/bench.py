@@ -503,6 +503,13 @@ class _Writer:
         machine = cat.by_slug(parts[1]).get(parts[2]) if fig else None
         if machine is None:
             return None
+        # The machine page and every session page of a pair share all but their text: hashed once.
+        pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_key(fig, machine))
+        return hashlib.sha256(f"{pair}\0{text}".encode()).hexdigest()
+
+    def pair_key(self, fig, machine: str) -> str:
+        """The part of :meth:`key` that is the same for every page of one figure on one machine."""
+        cat = self.build.catalog
 
         def digest(fig_id: str, m: str | None) -> str:
             if m is None or fig_id not in cat.figures or m not in cat.machines(fig_id):
@@ -512,7 +519,7 @@ class _Writer:
         kept = cat.kept(machine, fig.stem)
         h = hashlib.sha256(self.code)
         ref = cat.reference(fig.id)
-        for value in (text, repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine,
+        for value in (repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine,
                       digest(fig.id, machine), ref, digest(fig.id, ref), digest(roofline.CEILING_FIGURE, machine)):
             h.update(f"{value}\0".encode())
         for sid, pair in sorted(kept.items()):
