@@ -32,8 +32,8 @@ class Removal:
 
 def set_aside(site_dir: Path) -> Removal | None:
     """The site folder's entries moved aside and being removed (with any left by a build that was
-    stopped before it finished), or None when there is nothing to remove. An entry that cannot be
-    moved stays where it is, for mkdocs to remove as it always does."""
+    stopped before it finished), or None when there is nothing to remove. From the first entry that
+    cannot be moved on, the entries stay where they are, for mkdocs to remove as it always does."""
     try:
         entries = sorted(site_dir.iterdir())
     except OSError:  # no site folder yet (or not one we can list: mkdocs will say so)
@@ -54,20 +54,24 @@ def set_aside(site_dir: Path) -> Removal | None:
                     break  # the rest is mkdocs' to remove
     if not folders:
         return None
-    try:
-        process = subprocess.Popen([sys.executable, "-c", _REMOVE, *map(str, folders)],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        process = None
+    process = None
+    if sys.executable:  # (an embedded interpreter may not know its own program)
+        try:
+            process = subprocess.Popen([sys.executable, "-c", _REMOVE, *map(str, folders)], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except (OSError, ValueError):
+            process = None
     return Removal(folders, process)
 
 
-def finish(removal: Removal | None) -> None:
-    """Wait for the removal; whatever it left (it could not start, or failed) is removed here."""
+def finish(removal: Removal | None) -> list[Path]:
+    """Wait for the removal; whatever it left (it could not start, or failed) is removed here.
+    Returns the folders still there after that (a file that cannot be removed): the caller says so."""
     if removal is None:
-        return
+        return []
     if removal.process is not None:
         removal.process.wait()
     for folder in removal.folders:
         if os.path.lexists(folder):
             shutil.rmtree(folder, ignore_errors=True)
+    return [folder for folder in removal.folders if os.path.lexists(folder)]

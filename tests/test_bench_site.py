@@ -94,6 +94,7 @@ def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, 
     (out / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
     proc = mkdocs(repo_copy, out)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "removing the last build's site while this one runs" in proc.stderr
 
     def files(root):
         return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())

@@ -74,3 +74,20 @@ def test_an_entry_that_cannot_be_moved_is_left_for_mkdocs(tmp_path, monkeypatch)
     assert (site / "index.html").read_text() == "old index"  # mkdocs removes it, as always
     sitedir.finish(removal)
     assert listing(site) == [".git", ".git/HEAD", "index.html"]
+
+
+def test_the_separate_process_does_the_removing(tmp_path):
+    site = old_site(tmp_path / "site")
+    removal = sitedir.set_aside(site)
+    assert removal.process is not None
+    removal.process.wait()  # finish() not called: the removal is the process's own work
+    assert listing(site) == [".git", ".git/HEAD"]
+
+
+def test_a_folder_that_cannot_be_removed_is_returned(tmp_path, monkeypatch):
+    site = old_site(tmp_path / "site")
+    monkeypatch.setattr(sitedir.sys, "executable", "")  # no interpreter to start: finish removes it
+    monkeypatch.setattr(sitedir.shutil, "rmtree", lambda path, ignore_errors=False: None)  # and cannot
+    removal = sitedir.set_aside(site)
+    assert removal.process is None
+    assert sitedir.finish(removal) == removal.folders and removal.folders[0].name.startswith(sitedir.PREFIX)

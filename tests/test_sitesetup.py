@@ -162,10 +162,12 @@ def test_a_generated_page_records_its_own_anchors_only(writer):
     (the anchors of every earlier page were recorded as this one's, so a link to an anchor
     that only another page has passed the check)."""
     write, (one, two) = writer
-    first = write.render(one, "# One\n\n## Only on one\n", None)
+    first = write.render(one, "# One\n\n## Only on one\n\n<div id=\"raw-one\"></div>\n", None)
     second = write.render(two, "# Two\n\n## Only on two\n", None)
-    assert {"only-on-one"} <= first["anchor_ids"] and "only-on-two" not in first["anchor_ids"]
-    assert {"only-on-two"} <= second["anchor_ids"] and "only-on-one" not in second["anchor_ids"]
+    assert {"only-on-one", "raw-one"} <= first["anchor_ids"] and "only-on-two" not in first["anchor_ids"]
+    assert {"only-on-two"} <= second["anchor_ids"] and not {"only-on-one", "raw-one"} & second["anchor_ids"]
+    write.render(one, "# One\n\n<div id=\"raw-one\"></div>\n", None)
+    assert write.render(two, "", None)["anchor_ids"] == set()  # Markdown runs no processor on a blank page
 
 
 @pytest.mark.parametrize("report, kept", [(False, True), (True, False)])
@@ -184,3 +186,23 @@ def test_a_generated_page_that_reported_a_link_is_not_kept(report, kept, writer,
     monkeypatch.setattr(sys.modules["bench_under_test"].markers, "expand", expand)
     write.render(one, "# One\n", "the-key")
     assert write.stored("the-key").is_file() is kept
+
+
+def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch, tmp_path, caplog):
+    """mkdocs says at start-up whether a build is dirty: then the old pages stay, as asked; otherwise
+    they are removed while the build runs, and a folder that could not be removed is named."""
+    bench = load_hook("bench", monkeypatch)
+    site = tmp_path / "site"
+    (site / "bench").mkdir(parents=True)
+    (site / "bench" / "index.html").write_text("old")
+    monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])
+    bench.on_startup(command="build", dirty=True)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert bench.BUILD[0].old_site is None and (site / "bench" / "index.html").is_file()
+    bench.on_startup(command="build", dirty=False)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert not (site / "bench").exists()
+    monkeypatch.setattr(bench.sitedir, "finish", lambda removal: removal.folders)  # say it stayed
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.bench"):
+        bench.on_build_error(RuntimeError("a page failed"))
+    assert "the last build's site could not be removed" in caplog.text and bench.BUILD[0].old_site is None

@@ -23,7 +23,6 @@ import logging
 import os
 import posixpath
 import re
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -213,16 +212,34 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
         cat.trim()
 
 
+DIRTY = [False]  # mkdocs says at start-up whether this is a --dirty build (or serve --dirtyreload)
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    DIRTY[0] = dirty
+
+
 def on_pre_build(config) -> None:
     """The last build's pages are moved aside and removed while this one runs (benchsite/sitedir.py);
-    mkdocs would remove them one by one before building. A ``--dirty`` build keeps them, as asked."""
-    if "--dirty" not in sys.argv:
-        BUILD[0].old_site = sitedir.set_aside(Path(config["site_dir"]))
+    mkdocs would remove them one by one before building. A dirty build keeps them, as asked."""
+    if not DIRTY[0]:
+        build = BUILD[0]
+        build.old_site = sitedir.set_aside(Path(config["site_dir"]))
+        if build.old_site is not None:
+            log.info(f"bench: removing the last build's site while this one runs ({build.old_site.folders[-1].name})")
 
 
 def on_build_error(error) -> None:
     if BUILD:
-        sitedir.finish(BUILD[0].old_site)
+        _finish_removal(BUILD[0])
+
+
+def _finish_removal(build: Build) -> None:
+    """Wait for the last build's site to be gone; a folder that could not be removed is named (a
+    deploy would publish it), where mkdocs' own clean would have left it without a word."""
+    for folder in sitedir.finish(build.old_site):
+        log.warning(f"{folder}: the last build's site could not be removed from here; remove it by hand")
+    build.old_site = None
 
 
 def on_files(files: Files, config) -> Files:
@@ -473,6 +490,7 @@ class _Writer:
             self.links.file = self.anchors.file = file
             self.links.links_to_anchors = {}
             self.anchors.present_anchor_ids = set()  # this page's: mkdocs' processor adds to one set
+            self.raw.present_anchor_ids = set()  # (Markdown runs no processor on a blank page)
             self.title.title = None
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
@@ -575,7 +593,7 @@ def on_post_build(config) -> None:
         if build.direct:
             _write_direct(build, config)
     finally:
-        sitedir.finish(build.old_site)  # the build ends with nothing of the last one left
+        _finish_removal(build)  # the build ends with nothing of the last one left, or says so
 
 
 def _write_direct(build: Build, config) -> None:
