@@ -2,12 +2,13 @@
 
 Before it builds, mkdocs empties the site folder (``mkdocs.utils.clean_directory``: every entry
 but the hidden ones, one file at a time). A site of a hundred machine folders is thousands of
-folders, and removing them took about two seconds on a two-core machine, before any page was
+folders, and removing them (``rm -rf``: 1.8 s on a two-core machine) came before any page was
 made. :func:`set_aside` moves those entries (one rename each, on the same file system) into one
 hidden folder inside the site folder, which mkdocs then leaves alone, and starts a separate
-process that removes it while the build goes on; :func:`finish` waits for that process, so a
-build ends with nothing of the old site left. Hidden entries (a ``.git`` of a gh-pages checkout)
-are left where they are, as mkdocs leaves them.
+process that removes it while the build goes on; :func:`finish` waits for that process and
+returns what could not be removed, which the hook names in a warning (a deploy would publish
+it). Hidden entries (a ``.git`` of a gh-pages checkout) are left where they are, as mkdocs
+leaves them.
 """
 
 from __future__ import annotations
