@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import re
 import subprocess
@@ -13,6 +14,16 @@ sys.path.append(str(REPO / "bench_scripts"))
 
 # The machine whose numbers the prose quotes (extra.bench.machine in mkdocs.yml).
 REFERENCE = re.search(r"^\s+machine:\s*(\S+)", (REPO / "mkdocs.yml").read_text(), re.MULTILINE).group(1)
+
+
+def load_hook(name: str, monkeypatch) -> object:
+    """A fresh copy of ``docs/.hooks/<name>.py`` as a module (registered for the test's length:
+    its dataclasses look their module up)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", REPO / "docs" / ".hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def build_site(out: Path, results: Path | None = None, strict: bool = True,

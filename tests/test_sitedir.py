@@ -1,10 +1,12 @@
 """The last build's site is moved aside and removed while the next build runs (benchsite/sitedir.py):
 what mkdocs' own clean would leave (hidden entries) stays, and nothing of the old site is left."""
 
+import logging
 import os
 import subprocess
 
 from benchsite import sitedir
+from conftest import load_hook
 
 
 def old_site(root):
@@ -91,3 +93,23 @@ def test_a_folder_that_cannot_be_removed_is_returned(tmp_path, monkeypatch):
     removal = sitedir.set_aside(site)
     assert removal.process is None
     assert sitedir.finish(removal) == removal.folders and removal.folders[0].name.startswith(sitedir.PREFIX)
+
+
+def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch, tmp_path, caplog):
+    """mkdocs says at start-up whether a build is dirty: then the old pages stay, as asked; otherwise
+    they are removed while the build runs, and a folder that could not be removed is named."""
+    bench = load_hook("bench", monkeypatch)
+    site = tmp_path / "site"
+    (site / "bench").mkdir(parents=True)
+    (site / "bench" / "index.html").write_text("old")
+    monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])
+    bench.on_startup(command="build", dirty=True)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert bench.BUILD[0].old_site is None and (site / "bench" / "index.html").is_file()
+    bench.on_startup(command="build", dirty=False)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert not (site / "bench").exists()
+    monkeypatch.setattr(bench.sitedir, "finish", lambda removal: removal.folders)  # say it stayed
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.bench"):
+        bench.on_build_error(RuntimeError("a page failed"))
+    assert "the last build's site could not be removed" in caplog.text and bench.BUILD[0].old_site is None

@@ -1,9 +1,9 @@
 """The two caching hooks (docs/.hooks/bench.py for the pages it generates, render_cache.py for the
 chapters) key their entries on one digest of the site's set-up and count reports by one rule
 (benchsite/sitesetup.py): a change that shapes a page makes every cached page afresh, whichever
-hook kept it, and a page that reported anything is kept by neither."""
+hook kept it, and a page that reported anything is kept by neither. The generated pages'
+writer also gives each page its own anchors (links into it are checked against them)."""
 
-import importlib.util
 import logging
 import sys
 from types import SimpleNamespace
@@ -11,17 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchsite import sitesetup
-from conftest import REPO
-
-HOOKS = REPO / "docs" / ".hooks"
-
-
-def load_hook(name, monkeypatch):
-    spec = importlib.util.spec_from_file_location(f"{name}_under_test", HOOKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_hook
 
 
 @pytest.fixture
@@ -187,22 +177,3 @@ def test_a_generated_page_that_reported_a_link_is_not_kept(report, kept, writer,
     write.render(one, "# One\n", "the-key")
     assert write.stored("the-key").is_file() is kept
 
-
-def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch, tmp_path, caplog):
-    """mkdocs says at start-up whether a build is dirty: then the old pages stay, as asked; otherwise
-    they are removed while the build runs, and a folder that could not be removed is named."""
-    bench = load_hook("bench", monkeypatch)
-    site = tmp_path / "site"
-    (site / "bench").mkdir(parents=True)
-    (site / "bench" / "index.html").write_text("old")
-    monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])
-    bench.on_startup(command="build", dirty=True)
-    bench.on_pre_build({"site_dir": str(site)})
-    assert bench.BUILD[0].old_site is None and (site / "bench" / "index.html").is_file()
-    bench.on_startup(command="build", dirty=False)
-    bench.on_pre_build({"site_dir": str(site)})
-    assert not (site / "bench").exists()
-    monkeypatch.setattr(bench.sitedir, "finish", lambda removal: removal.folders)  # say it stayed
-    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.bench"):
-        bench.on_build_error(RuntimeError("a page failed"))
-    assert "the last build's site could not be removed" in caplog.text and bench.BUILD[0].old_site is None

@@ -522,11 +522,12 @@ class _Writer:
         if machine is None:
             return None
         # The machine page and every session page of a pair share all but their text: hashed once.
-        pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_key(fig, machine))
+        pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_digest(fig, machine))
         return hashlib.sha256(f"{pair}\0{text}".encode()).hexdigest()
 
-    def pair_key(self, fig, machine: str) -> str:
-        """The part of :meth:`key` that is the same for every page of one figure on one machine."""
+    def pair_digest(self, fig, machine: str) -> str:
+        """The part of :meth:`key` that is the same for every page of one figure on one machine
+        (not the warming job's ``_pair_key``, which stamps files rather than hashing them)."""
         cat = self.build.catalog
 
         def digest(fig_id: str, m: str | None) -> str:

@@ -17,9 +17,9 @@ everything the result is made from, so a changed input makes it afresh:
   anchors), so such builds keep their own entries.
 
 A page whose rendering reported anything (a broken link, a missing anchor, any warning:
-``sitesetup.Reports``) is rendered, and reports it, on every build. This runs after the bench hook (its markers fill the
-Markdown first) and after every plugin (mkdocs-jupyter has replaced a notebook page's rendering
-by then, and that replacement is what gets kept)."""
+``sitesetup.Reports``) is rendered, and reports it, on every build. This runs after the bench
+hook (its markers fill the Markdown first) and after every plugin (mkdocs-jupyter has replaced
+a notebook page's rendering by then, and that replacement is what gets kept)."""
 
 from __future__ import annotations
 
