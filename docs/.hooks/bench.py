@@ -39,7 +39,7 @@ from mkdocs.structure.pages import (
     _RelativePathTreeprocessor,
 )
 from mkdocs.structure.toc import get_toc
-from mkdocs.utils import get_relative_url, write_file
+from mkdocs.utils import get_relative_url
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
@@ -79,6 +79,14 @@ class DirectPage(File):
 
     def copy_file(self, dirty: bool = False) -> None:
         pass  # written by on_post_build
+
+
+class Download(File):
+    """A results file as the site serves it (a CSV gzip-compressed, a trace as it is): written only
+    where the file there does not already hold its bytes (the last build's, taken back in on_env)."""
+
+    def copy_file(self, dirty: bool = False) -> None:
+        sitedir.write_if_changed(self.content_bytes, self.abs_dest_path)
 
 
 def front_matter(text: str) -> tuple[str, dict]:
@@ -213,19 +221,25 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
 
 
 DIRTY = [False]  # mkdocs says at start-up whether this is a --dirty build (or serve --dirtyreload)
+SERVING = [False]  # and whether it serves the site (a temporary folder, rebuilt on every change)
+# The folders this hook fills with thousands of files: the /bench pages and the downloads (every
+# results file is served under results/: benchkit.layout.published_files).
+REUSED = (pages.INDEX_SRC.split("/")[0], "results")
 
 
 def on_startup(command: str, dirty: bool) -> None:
-    DIRTY[0] = dirty
+    DIRTY[0], SERVING[0] = dirty, command == "serve"
 
 
 def on_pre_build(config) -> None:
     """The last build's pages are moved aside and removed while this one runs (benchsite/sitedir.py);
-    mkdocs would remove them one by one before building. A dirty build keeps them, as asked."""
+    mkdocs would remove them one by one before building. A dirty build keeps them, as asked. The
+    /bench pages and the downloads are set aside to be taken back (``on_env``), where each file
+    that still holds the right bytes is left as it is (``sitedir.write_if_changed``)."""
     if not DIRTY[0]:
         build = BUILD[0]
-        build.old_site = sitedir.set_aside(Path(config["site_dir"]))
-        if build.old_site is not None:
+        build.old_site = sitedir.set_aside(Path(config["site_dir"]), keep=() if SERVING[0] else REUSED)
+        if build.old_site is not None and build.old_site.folders:
             log.info(f"bench: removing the last build's site while this one runs ({build.old_site.folders[-1].name})")
 
 
@@ -248,9 +262,9 @@ def on_files(files: Files, config) -> Files:
     build = BUILD[0]
     for uri, path in layout.published_files(build.catalog.results):
         if path.suffix == layout.CSV_SUFFIX:
-            files.append(File.generated(config, uri, content=build.cache.compressed(path)))
+            files.append(Download.generated(config, uri, content=build.cache.compressed(path)))
         else:
-            files.append(File.generated(config, uri, abs_src_path=str(path)))
+            files.append(Download.generated(config, uri, abs_src_path=str(path)))
     for uri, text in pages.generated_pages(build.catalog).items():
         if direct(uri):
             build.direct.append(DirectPage(uri, text, config))
@@ -282,7 +296,12 @@ def on_nav(nav, config, files):
 
 
 def on_env(env, config, files):
-    BUILD[0].env = env
+    """The last moment before mkdocs writes anything: the last build's /bench pages and downloads
+    are taken back, all but the files this build writes through ``sitedir.write_if_changed``."""
+    build = BUILD[0]
+    build.env = env
+    reuse = {f.abs_dest_path for f in files if isinstance(f, DirectPage | Download) and f.inclusion.is_included()}
+    sitedir.take_back(build.old_site, Path(config["site_dir"]), reuse)
     return env
 
 
@@ -445,14 +464,14 @@ class _Writer:
         finished = cachefile.read(done) if done else None
         if isinstance(finished, dict) and self._links_resolve(file, finished):
             self._page(file, finished["title"], meta, get_toc([]))  # the sitemap reads its URL and date
-            write_file(finished["html"], file.abs_dest_path)
+            sitedir.write_if_changed(finished["html"], file.abs_dest_path)
             return
         found = cachefile.read(self.stored(key)) if key else None
         if not (isinstance(found, dict) and self._links_resolve(file, found)):
             found = self.render(file, text, key)
             self._links_resolve(file, found)
         html = self.finish(file, meta, found, shell, context)
-        write_file(html, file.abs_dest_path)
+        sitedir.write_if_changed(html, file.abs_dest_path)
         if done and self.stored(key).is_file():  # its body was kept: it reported nothing
             cachefile.write(done, {"html": html, "title": file.page.title, "targets": found["targets"],
                                    "anchor_ids": found["anchor_ids"], "anchor_links": found["anchor_links"]})
