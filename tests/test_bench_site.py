@@ -92,15 +92,31 @@ def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, 
     (out / "bench" / "gone-since" / "index.html").write_text("a page no longer in the site")
     (out / ".git").mkdir()
     (out / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
+    # The /bench pages and downloads are taken back: an unchanged page stays the same file, a
+    # changed one, a folder in a page's place and a link in a download's place are made anew.
+    same = out / "bench" / FIG / FIRST / "index.html"
+    inode = same.stat().st_ino
+    edited = out / "bench" / FIG / SECOND / "index.html"
+    edited.write_bytes(edited.read_bytes().replace(b"<title>", b"<title>edited ", 1))
+    folder = next(p for p in (out / "bench").glob(f"{FIG}/{FIRST}/*/index.html"))
+    folder.unlink()
+    folder.mkdir()
+    (folder / "x").write_text("a folder where a page goes")
+    download = out / "results" / SECOND / "dispatch_vs_completion.csv.gz"
+    download.unlink()
+    (tmp_path / "outside").write_text("not the site's")
+    download.symlink_to(tmp_path / "outside")
     proc = mkdocs(repo_copy, out)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "removing the last build's site while this one runs" in proc.stderr
 
     def files(root):
-        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
 
     assert files(out) == sorted([*files(built), ".git/HEAD"])
-    assert (out / "bench" / "index.html").read_bytes() == (built / "bench" / "index.html").read_bytes()
+    for name in files(built):
+        assert not (out / name).is_symlink() and (out / name).read_bytes() == (built / name).read_bytes(), name
+    assert same.stat().st_ino == inode and (tmp_path / "outside").read_text() == "not the site's"
 
 
 STALE_MESSAGE = f"{FIG} on {FIRST} is stale"

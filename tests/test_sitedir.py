@@ -22,6 +22,11 @@ def listing(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+def visible(root):
+    """``listing`` without the folders being removed meanwhile."""
+    return [p for p in listing(root) if not p.startswith(sitedir.PREFIX)]
+
+
 def test_the_old_site_is_set_aside_then_removed_and_hidden_entries_stay(tmp_path):
     site = old_site(tmp_path / "site")
     removal = sitedir.set_aside(site)
@@ -113,3 +118,94 @@ def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.bench"):
         bench.on_build_error(RuntimeError("a page failed"))
     assert "the last build's site could not be removed" in caplog.text and bench.BUILD[0].old_site is None
+
+
+def kept_site(root):
+    """A last build with a page to reuse, a stale page, a page path that is now a folder, a
+    download path that is a link (written through, it would change the file it points to), and a
+    chapter page (not in a kept folder)."""
+    (root / "bench" / "fig-a" / "m").mkdir(parents=True)
+    (root / "bench" / "fig-a" / "m" / "index.html").write_text("same page")
+    (root / "bench" / "fig-a" / "gone").mkdir()
+    (root / "bench" / "fig-a" / "gone" / "index.html").write_text("a machine no longer in the site")
+    (root / "bench" / "fig-a" / "n" / "index.html").mkdir(parents=True)  # a folder where a page goes
+    (root / "bench" / "fig-a" / "n" / "index.html" / "x").write_text("x")
+    (root / "results" / "m").mkdir(parents=True)
+    (root.parent / "outside.txt").write_text("not the site's")
+    os.symlink(root.parent / "outside.txt", root / "results" / "m" / "a.csv.gz")
+    (root / "chapter").mkdir()
+    (root / "chapter" / "index.html").write_text("old chapter")
+    return root
+
+
+def test_kept_folders_come_back_holding_only_the_files_to_reuse(tmp_path):
+    site = kept_site(tmp_path / "site")
+    reused = site / "bench" / "fig-a" / "m" / "index.html"
+    before = os.stat(reused)
+    removal = sitedir.set_aside(site, keep=("bench", "results"))
+    assert removal.kept is not None and removal.kept not in removal.folders
+    assert sorted(p.name for p in site.iterdir() if not p.name.startswith(".")) == []  # as mkdocs' clean sees it
+    removal.process.wait()  # the removal does not touch what is kept
+    assert (removal.kept / "bench" / "fig-a" / "m" / "index.html").read_text() == "same page"
+    reuse = {os.path.normpath(site / p) for p in ("bench/fig-a/m/index.html", "bench/fig-a/n/index.html",
+                                                  "results/m/a.csv.gz", "bench/fig-b/m/index.html")}
+    sitedir.take_back(removal, site, reuse)
+    # The page to reuse is the same file; the stale page, the folder in a page's place, the link: gone.
+    assert visible(site) == ["bench", "bench/fig-a", "bench/fig-a/m", "bench/fig-a/m/index.html", "bench/fig-a/n",
+                             "results", "results/m"]
+    assert os.stat(reused).st_ino == before.st_ino
+    for path in sorted(reuse):
+        sitedir.write_if_changed(b"page" if path.endswith(".html") else b"gz", path)
+    assert (site / "bench" / "fig-a" / "n" / "index.html").read_bytes() == b"page"
+    assert (tmp_path / "outside.txt").read_text() == "not the site's"  # not written through the old link
+    assert sitedir.finish(removal) == [] and listing(site) == [
+        "bench", "bench/fig-a", "bench/fig-a/m", "bench/fig-a/m/index.html", "bench/fig-a/n",
+        "bench/fig-a/n/index.html", "bench/fig-b", "bench/fig-b/m", "bench/fig-b/m/index.html",
+        "results", "results/m", "results/m/a.csv.gz"]
+
+
+def test_a_kept_folder_with_nothing_to_reuse_goes_and_one_not_taken_back_is_removed_at_the_end(tmp_path):
+    site = kept_site(tmp_path / "site")
+    removal = sitedir.set_aside(site, keep=("bench", "results"))
+    (site / "results").mkdir()  # the build made its own: the kept one stays aside
+    sitedir.take_back(removal, site, set())
+    assert visible(site) == ["results"]
+    assert sitedir.finish(removal) == [] and not removal.kept.exists()
+
+
+def test_a_file_that_holds_its_bytes_is_not_written_and_a_changed_one_is_replaced(tmp_path):
+    path = tmp_path / "site" / "page" / "index.html"
+    assert sitedir.write_if_changed(b"one", str(path)) and path.read_bytes() == b"one"  # folders made
+    os.utime(path, ns=(1, 1))
+    assert not sitedir.write_if_changed(b"one", str(path))
+    assert os.stat(path).st_mtime_ns == 1  # not opened for writing
+    os.link(path, tmp_path / "published.html")  # e.g. a copy made with cp -l
+    assert sitedir.write_if_changed(b"two", str(path)) and path.read_bytes() == b"two"
+    assert (tmp_path / "published.html").read_bytes() == b"one"  # a new file, not the old one rewritten
+    assert sitedir.write_if_changed(b"tw", str(path)) and path.read_bytes() == b"tw"  # shorter: same prefix
+
+
+def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tmp_path):
+    """Every download and every generated page lies in a folder the hook keeps; ``mkdocs serve``
+    keeps nothing (it builds into a temporary folder, with drafts)."""
+    from benchkit import layout
+    from benchsite import pages
+
+    bench = load_hook("bench", monkeypatch)
+    results = tmp_path / "results"
+    (results / "m").mkdir(parents=True)
+    (results / "m" / "a.csv").write_text("x")
+    (results / "m" / "a.trace.json.gz").write_text("x")
+    assert {uri.split("/")[0] for uri, _ in layout.published_files(results)} | {pages.INDEX_SRC.split("/")[0]} \
+        == set(bench.REUSED)
+    site = kept_site(tmp_path / "site")
+    monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])
+    bench.on_startup(command="serve", dirty=False)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert bench.BUILD[0].old_site.kept is None
+    sitedir.finish(bench.BUILD[0].old_site)
+    kept_site(site)
+    bench.on_startup(command="build", dirty=False)
+    bench.on_pre_build({"site_dir": str(site)})
+    assert sorted(os.listdir(bench.BUILD[0].old_site.kept)) == ["bench", "results"]
+    sitedir.finish(bench.BUILD[0].old_site)
