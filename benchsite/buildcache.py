@@ -57,7 +57,12 @@ def site_link(path: str) -> Markup:
 
 def cache_dir() -> Path:
     """``BENCH_CACHE`` (tests, the scaling benchmark), else ``.cache/bench``."""
-    return Path(os.environ.get("BENCH_CACHE") or REPO / ".cache" / "bench")
+    return _cache_dir(os.environ.get("BENCH_CACHE") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_dir(chosen: str) -> Path:  # one Path per setting: a build asks tens of thousands of times
+    return Path(chosen or REPO / ".cache" / "bench")
 
 
 @functools.cache
@@ -113,8 +118,10 @@ class BuildCache:
         """A results file gzip-compressed for download (the same bytes for the same file)."""
         key = cachefile.file_digest(path, cache_dir() / "frames")  # shared with the loader's
         stored = cache_dir() / "gzip" / f"{key}.gz"
-        if stored.is_file():
+        try:
             return stored.read_bytes()
+        except OSError:
+            pass  # not made yet (or unreadable): made again
         packed = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
         try:
             store_bytes(stored, packed)

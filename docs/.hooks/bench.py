@@ -286,10 +286,14 @@ def on_nav(nav, config, files):
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state))
             for f in files.documentation_pages() if f.src_uri.endswith(".md")]
+    try:
+        kept = set(os.listdir(writer.stored("-").parent))  # one listing, not a question per page
+    except OSError:
+        kept = set()
     for file in build.direct:
         text, _ = file.source
         key = file.cache_key = writer.key(file, text)
-        if key and not writer.stored(key).is_file():
+        if key and writer.stored(key).name not in kept:
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
     _warm("pages", jobs)
     return nav
