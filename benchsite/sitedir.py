@@ -56,12 +56,15 @@ def set_aside(site_dir: Path, keep: Collection[str] = ()) -> Removal | None:
     if visible:
         try:
             trash = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
-            if any(p.name in keep for p in visible):
-                kept = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
         except OSError:
             trash = None
         if trash is not None:
             folders.append(trash)
+            if any(p.name in keep for p in visible):
+                try:
+                    kept = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
+                except OSError:
+                    kept = None  # removed with the rest, and written again
             for path in visible:
                 try:
                     os.rename(path, (kept if kept is not None and path.name in keep else trash) / path.name)
