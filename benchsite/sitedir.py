@@ -82,15 +82,17 @@ def set_aside(site_dir: Path, keep: Collection[str] = ()) -> Removal | None:
     return Removal(folders, process, kept)
 
 
-def take_back(removal: Removal | None, site_dir: Path, reuse: Collection[str]) -> None:
+def take_back(removal: Removal | None, site_dir: Path, reuse: Collection[str]) -> list[str]:
     """The entries set aside to keep put back into ``site_dir``, holding only the files at the
     paths in ``reuse`` (absolute, as ``os.path.normpath`` writes them) and the folders above them:
     every other file and folder is removed now, before the build writes anything, so the site
     ends as a build into an empty folder would leave it. Whoever writes a path in ``reuse`` must
     compare before writing (:func:`write_if_changed`); every other file is written afresh. An
-    entry whose name the build has taken meanwhile stays aside, and :func:`finish` removes it."""
+    entry whose name the build has taken meanwhile stays aside, and :func:`finish` removes it.
+    Returns the entries put back that could not be cleared (a file that cannot be removed): they
+    may hold the last build's files, and the caller says so."""
     if removal is None or removal.kept is None:
-        return
+        return []
     reuse = set(reuse)
     folders: set[str] = set()  # every folder above a file to reuse
     for path in reuse:
@@ -98,17 +100,26 @@ def take_back(removal: Removal | None, site_dir: Path, reuse: Collection[str]) -
         while folder not in folders:
             folders.add(folder)
             folder = os.path.dirname(folder)
-    for entry in sorted(os.listdir(removal.kept)):
+    try:
+        entries = sorted(os.listdir(removal.kept))
+    except OSError:
+        return []
+    left = []
+    for entry in entries:
         target = os.path.normpath(os.path.join(site_dir, entry))
         if os.path.lexists(target):
             continue
         try:
             os.rename(os.path.join(removal.kept, entry), target)
+        except OSError:
+            continue  # left aside: removed with the rest, and written afresh
+        try:
             _prune(target, reuse, folders)
         except OSError:
             shutil.rmtree(target, ignore_errors=True)  # what could not be sorted is not kept
             if os.path.lexists(target):
-                raise
+                left.append(target)
+    return left
 
 
 def _prune(top: str, reuse: set[str], folders: set[str]) -> None:

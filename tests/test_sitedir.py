@@ -3,6 +3,7 @@ what mkdocs' own clean would leave (hidden entries) stays, and nothing of the ol
 
 import logging
 import os
+import shutil
 import subprocess
 
 from benchsite import sitedir
@@ -209,3 +210,29 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     bench.on_pre_build({"site_dir": str(site)})
     assert sorted(os.listdir(bench.BUILD[0].old_site.kept)) == ["bench", "results"]
     sitedir.finish(bench.BUILD[0].old_site)
+
+
+def test_a_kept_folder_that_cannot_be_cleared_is_returned(tmp_path, monkeypatch):
+    site = kept_site(tmp_path / "site")
+    removal = sitedir.set_aside(site, keep=("bench", "results"))
+    unlink = os.unlink
+
+    def stuck(path, *args, **kwargs):
+        if str(path).endswith("a.csv.gz"):
+            raise PermissionError(path)
+        unlink(path, *args, **kwargs)
+
+    rmtree = shutil.rmtree
+
+    def stuck_tree(path, ignore_errors=False):  # as shutil's, on a folder holding a file it cannot remove
+        if "results" not in str(path):
+            rmtree(path, ignore_errors=ignore_errors)
+        elif not ignore_errors:
+            raise PermissionError(path)
+
+    monkeypatch.setattr(sitedir.os, "unlink", stuck)
+    monkeypatch.setattr(sitedir.shutil, "rmtree", stuck_tree)
+    reuse = {os.path.normpath(site / p) for p in ("bench/fig-a/m/index.html", "results/m/b.csv.gz")}
+    assert sitedir.take_back(removal, site, reuse) == [os.path.normpath(site / "results")]
+    monkeypatch.undo()
+    sitedir.finish(removal)

@@ -305,7 +305,8 @@ def on_env(env, config, files):
     build = BUILD[0]
     build.env = env
     reuse = {f.abs_dest_path for f in files if isinstance(f, DirectPage | Download) and f.inclusion.is_included()}
-    sitedir.take_back(build.old_site, Path(config["site_dir"]), reuse)
+    for path in sitedir.take_back(build.old_site, Path(config["site_dir"]), reuse):
+        log.warning(f"{path}: the last build's files here could not all be removed; remove them by hand")
     return env
 
 
