@@ -21,8 +21,10 @@ file back costs a tenth of that: a warm rebuild of a hundred machine folders mad
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -45,7 +47,8 @@ def set_aside(site_dir: Path, keep: Collection[str] = ()) -> Removal | None:
     """The site folder's entries moved aside and being removed (with any left by a build that was
     stopped before it finished), or None when there is nothing to remove. From the first entry that
     cannot be moved on, the entries stay where they are, for mkdocs to remove as it always does.
-    The entries named in ``keep`` go into a hidden folder of their own, for :func:`take_back`."""
+    The folders named in ``keep`` go into a hidden folder of their own, for :func:`take_back` (a
+    link or a file of that name is removed with the rest: a link could lead out of the site)."""
     try:
         entries = sorted(site_dir.iterdir())
     except OSError:  # no site folder yet (or not one we can list: mkdocs will say so)
@@ -53,6 +56,7 @@ def set_aside(site_dir: Path, keep: Collection[str] = ()) -> Removal | None:
     folders = [p for p in entries if p.name.startswith(PREFIX) and p.is_dir()]
     visible = [p for p in entries if not p.name.startswith(".")]
     kept = None
+    keep = {p.name for p in visible if p.name in keep and p.is_dir() and not p.is_symlink()}
     if visible:
         try:
             trash = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
@@ -60,7 +64,7 @@ def set_aside(site_dir: Path, keep: Collection[str] = ()) -> Removal | None:
             trash = None
         if trash is not None:
             folders.append(trash)
-            if any(p.name in keep for p in visible):
+            if keep:
                 try:
                     kept = Path(tempfile.mkdtemp(prefix=PREFIX, dir=site_dir))
                 except OSError:
@@ -116,19 +120,36 @@ def take_back(removal: Removal | None, site_dir: Path, reuse: Collection[str]) -
         try:
             _prune(target, reuse, folders)
         except OSError:
-            shutil.rmtree(target, ignore_errors=True)  # what could not be sorted is not kept
+            _remove(target)  # what could not be sorted is not kept
             if os.path.lexists(target):
                 left.append(target)
     return left
 
 
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def _prune(top: str, reuse: set[str], folders: set[str]) -> None:
+    """``top`` (a real folder) holding only the files in ``reuse`` and the ``folders`` above them,
+    each folder with the mode a new one gets (``os.makedirs``: 0o777 less the umask), as a build
+    into an empty folder would leave them. Links are removed, never followed."""
     if top not in folders:
-        (shutil.rmtree if os.path.isdir(top) and not os.path.islink(top) else os.unlink)(top)
+        shutil.rmtree(top)
         return
+    mode = 0o777 & ~_umask()
     stack = [top]
     while stack:
-        with os.scandir(stack.pop()) as found:
+        folder = stack.pop()
+        if stat.S_IMODE(os.lstat(folder).st_mode) != mode:
+            os.chmod(folder, mode)
+        with os.scandir(folder) as found:
             entries = list(found)
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
@@ -140,21 +161,35 @@ def _prune(top: str, reuse: set[str], folders: set[str]) -> None:
                 os.unlink(entry.path)
 
 
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it: put back at once
+    os.umask(mask)
+    return mask
+
+
 def write_if_changed(content: bytes, path: str) -> bool:
-    """``content`` written to ``path`` unless the file there holds exactly those bytes already
-    (then nothing is written: False). A changed file is replaced by a new one, never rewritten
-    in place, so a hard link to the old one elsewhere keeps the old bytes."""
+    """``content`` written to ``path`` unless the file there holds exactly those bytes already,
+    with the mode a new file gets (0o666 less the umask): then nothing is written (False). A
+    changed file is replaced by a new one, never rewritten in place, so a hard link to the old one
+    elsewhere keeps the old bytes."""
+    there = True
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        fd, there = None, False
     except OSError:
-        fd = None
+        fd = None  # a link (not followed), or not readable: replaced
     if fd is not None:
         try:
-            same = os.fstat(fd).st_size == len(content) and _read(fd, len(content)) == content
+            st = os.fstat(fd)
+            same = (stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666 & ~_umask()
+                    and st.st_size == len(content) and _read(fd, len(content)) == content)
         finally:
             os.close(fd)
         if same:
             return False
+    if there:
         os.unlink(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as fh:

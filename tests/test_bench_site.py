@@ -92,12 +92,16 @@ def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, 
     (out / "bench" / "gone-since" / "index.html").write_text("a page no longer in the site")
     (out / ".git").mkdir()
     (out / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
-    # The /bench pages and downloads are taken back: an unchanged page stays the same file, a
-    # changed one, a folder in a page's place and a link in a download's place are made anew.
+    # The /bench pages and downloads are taken back: an unchanged page is left as it is (its
+    # time stays), an edited one, one of another mode, a folder in a page's place, a link in a
+    # download's place and a download no longer in the site are replaced or removed.
     same = out / "bench" / FIG / FIRST / "index.html"
-    inode = same.stat().st_ino
+    os.utime(same, ns=(10**9, 10**9))
     edited = out / "bench" / FIG / SECOND / "index.html"
     edited.write_bytes(edited.read_bytes().replace(b"<title>", b"<title>edited ", 1))
+    os.link(edited, tmp_path / "published.html")  # e.g. a copy made with cp -l: keeps its bytes
+    (out / "results" / FIRST / "dispatch_vs_completion.csv.gz").chmod(0o600)
+    (out / "results" / FIRST / "removed.csv.gz").write_text("a results file no longer in the site")
     folder = next(p for p in (out / "bench").glob(f"{FIG}/{FIRST}/*/index.html"))
     folder.unlink()
     folder.mkdir()
@@ -113,10 +117,16 @@ def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, 
     def files(root):
         return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
 
+    def modes(root):
+        return {str(p.relative_to(root)): p.lstat().st_mode for p in root.rglob("*") if ".git" not in p.parts}
+
     assert files(out) == sorted([*files(built), ".git/HEAD"])
     for name in files(built):
         assert not (out / name).is_symlink() and (out / name).read_bytes() == (built / name).read_bytes(), name
-    assert same.stat().st_ino == inode and (tmp_path / "outside").read_text() == "not the site's"
+    assert modes(out) == modes(built)
+    assert same.stat().st_mtime_ns == 10**9  # not written
+    assert b"<title>edited " in (tmp_path / "published.html").read_bytes()  # not rewritten in place
+    assert (tmp_path / "outside").read_text() == "not the site's"
 
 
 STALE_MESSAGE = f"{FIG} on {FIRST} is stale"

@@ -23,6 +23,12 @@ def listing(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+def umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def visible(root):
     """``listing`` without the folders being removed meanwhile."""
     return [p for p in listing(root) if not p.startswith(sitedir.PREFIX)]
@@ -132,6 +138,8 @@ def kept_site(root):
     (root / "bench" / "fig-a" / "n" / "index.html").mkdir(parents=True)  # a folder where a page goes
     (root / "bench" / "fig-a" / "n" / "index.html" / "x").write_text("x")
     (root / "results" / "m").mkdir(parents=True)
+    (root / "results" / "m" / "removed.csv.gz").write_text("a results file no longer in the site")
+    (root / "results" / "m").chmod(0o700)  # a new folder gets 0o777 less the umask
     (root.parent / "outside.txt").write_text("not the site's")
     os.symlink(root.parent / "outside.txt", root / "results" / "m" / "a.csv.gz")
     (root / "chapter").mkdir()
@@ -155,6 +163,7 @@ def test_kept_folders_come_back_holding_only_the_files_to_reuse(tmp_path):
     assert visible(site) == ["bench", "bench/fig-a", "bench/fig-a/m", "bench/fig-a/m/index.html", "bench/fig-a/n",
                              "results", "results/m"]
     assert os.stat(reused).st_ino == before.st_ino
+    assert (site / "results" / "m").stat().st_mode & 0o777 == 0o777 & ~umask()
     for path in sorted(reuse):
         sitedir.write_if_changed(b"page" if path.endswith(".html") else b"gz", path)
     assert (site / "bench" / "fig-a" / "n" / "index.html").read_bytes() == b"page"
@@ -236,3 +245,30 @@ def test_a_kept_folder_that_cannot_be_cleared_is_returned(tmp_path, monkeypatch)
     assert sitedir.take_back(removal, site, reuse) == [os.path.normpath(site / "results")]
     monkeypatch.undo()
     sitedir.finish(removal)
+
+
+def test_a_link_or_a_file_in_a_kept_folder_s_place_is_not_kept(tmp_path):
+    """A link is never followed: the folder it leads to, outside the site, is left as it is."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (tmp_path / "elsewhere" / "m").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "m" / "precious.txt").write_text("keep me")
+    os.symlink(tmp_path / "elsewhere", site / "results")
+    (site / "bench").write_text("a file where a folder goes")
+    removal = sitedir.set_aside(site, keep=("bench", "results"))
+    assert removal.kept is None
+    sitedir.take_back(removal, site, {os.path.normpath(site / "results" / "m" / "precious.txt")})
+    assert sitedir.finish(removal) == [] and visible(site) == []
+    assert (tmp_path / "elsewhere" / "m" / "precious.txt").read_text() == "keep me"
+
+
+def test_a_link_or_another_mode_is_written_afresh(tmp_path):
+    path = tmp_path / "page.html"
+    (tmp_path / "outside").write_bytes(b"same")
+    path.symlink_to(tmp_path / "outside")
+    assert sitedir.write_if_changed(b"same", str(path))  # the bytes match, through a link: replaced
+    assert not path.is_symlink() and (tmp_path / "outside").read_bytes() == b"same"
+    path.chmod(0o600)
+    assert sitedir.write_if_changed(b"same", str(path))
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask()
+    assert not sitedir.write_if_changed(b"same", str(path))
