@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cachefile
 from .buildcache import cache_dir
 
 __all__ = ["Job", "key", "pending", "warm", "workers"]
@@ -94,10 +95,7 @@ def key(*parts: object) -> str:
 def pending(jobs: Sequence[Job]) -> list[Job]:
     """The jobs that have not run to the end with this cache before (the folder of finished jobs
     is listed once: a warm build of a hundred machine folders asks about ten thousand jobs)."""
-    try:
-        done = set(os.listdir(cache_dir() / "warmed"))
-    except OSError:
-        done = set()
+    done = cachefile.names(cache_dir() / "warmed")
     return [job for job in jobs if not (job.key and job.key in done)]
 
 

@@ -286,10 +286,7 @@ def on_nav(nav, config, files):
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state))
             for f in files.documentation_pages() if f.src_uri.endswith(".md")]
-    try:
-        kept = set(os.listdir(writer.stored("-").parent))  # one listing, not a question per page
-    except OSError:
-        kept = set()
+    kept = cachefile.names(writer.bodies)
     for file in build.direct:
         text, _ = file.source
         key = file.cache_key = writer.key(file, text)
@@ -530,8 +527,12 @@ class _Writer:
             cachefile.write(self.stored(key), found)
         return found
 
+    @property
+    def bodies(self) -> Path:
+        return cache_dir() / "page"
+
     def stored(self, key: str) -> Path:
-        return cache_dir() / "page" / f"{key}.pkl"
+        return self.bodies / f"{key}.pkl"
 
     def key(self, file: DirectPage, text: str) -> str | None:
         """Everything a machine or session page is made from: the results files of the machine, of
