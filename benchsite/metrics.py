@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from . import fmt, stats
@@ -107,6 +108,25 @@ def by_variant(rows: pd.DataFrame, name: str) -> dict[str, stats.Summary | None]
     medians = rows.groupby(["variant", "run"])[metric.columns].median()
     variants = medians.index.get_level_values(0)
     return {v: _summary(metric.from_medians(medians[variants == v].droplevel(0))) for v in variants.unique()}
+
+
+def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, stats.Summary | None]]:
+    """:func:`by_variant` of each frame of ``parts`` (a table's rows), from one groupby over all
+    of them: the same medians of the same values, without a groupby per row."""
+    if not parts:
+        return []
+    metric = get(name)
+    cols = ["variant", "run", *metric.columns]
+    joined = pd.concat([part[cols] for part in parts], ignore_index=True)
+    joined["_part"] = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
+    medians = joined.groupby(["_part", "variant", "run"])[metric.columns].median()
+    values = metric.from_medians(medians)
+    out: list[dict[str, stats.Summary | None]] = [{} for _ in parts]
+    for i, variant in dict.fromkeys(medians.index.droplevel("run")):
+        out[i][variant] = None
+    for (i, variant), per_run in values.groupby(level=["_part", "variant"], sort=False):
+        out[i][variant] = _summary(per_run.droplevel(["_part", "variant"]))
+    return out
 
 
 def shown(rows: pd.DataFrame, name: str) -> str:

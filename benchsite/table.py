@@ -149,6 +149,14 @@ class Table:
         return dataclasses.replace(self, frame=frame, rows=tuple(
             dataclasses.replace(r, samples=frame.loc[r.samples]) for r in self.rows))
 
+    def metric(self, name: str) -> tuple[dict[str, stats.Summary | None], ...]:
+        """Per row, in order: ``Row.metric(name)`` of every row, from one groupby (a table of
+        another quantity asks it of each row), made once per table."""
+        made = self.__dict__.setdefault("_metric", {})  # not a field: replace() and detached() drop it
+        if name not in made:
+            made[name] = tuple(metrics.by_row_and_variant([r.samples for r in self.rows], name))
+        return made[name]
+
     @property
     def runs(self) -> int:
         return int(self.frame["run"].nunique())

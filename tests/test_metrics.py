@@ -73,6 +73,22 @@ def test_rows_without_the_quantity_show_a_dash_not_a_zero(demo):
     assert metrics.shown(ops, "bandwidth") == "—"
 
 
+def test_one_groupby_over_a_tables_rows_gives_each_rows_own_summaries(demo):
+    """What the metric tables read (Table.metric, one groupby over every row) is, row by row,
+    what each row's own groupby gives, with a variant that lacks the quantity as None."""
+    f = frame(demo)
+    parts = [f[f["variant"].isin(["wide", "narrow"])], f[f["variant"] == "op"],
+             f[(f["variant"] == "narrow") & (f["run"] > 0)], f[f["variant"] == "file"]]
+    for name in ("bandwidth", "flop_rate", "error", "size", "time"):
+        joined = metrics.by_row_and_variant(parts, name)
+        assert joined == [metrics.by_variant(part, name) for part in parts], name
+        assert [list(d) for d in joined] == [list(metrics.by_variant(part, name)) for part in parts], name
+    assert metrics.by_row_and_variant(parts, "bandwidth")[1] == {"op": None}
+    assert metrics.by_row_and_variant([], "error") == []
+    tab = Table.of(f, demo.figures["fig-demo"])
+    assert tab.metric("bandwidth") == tuple(r.metric("bandwidth") for r in tab.rows)
+
+
 def test_si_prefix_follows_the_median():
     s = metrics.stats.Summary(median=1.5e3, low=999.0, high=2e3, runs=2)
     assert metrics.si_range(s, "B") == "1.50 kB [0.999..2.00]"
