@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# benchsite and harness come from the project's editable install (make venv); the figure
-# scripts themselves are not a package, and a few tests import one as a module.
-sys.path.append(str(REPO / "bench_scripts"))
+# benchsite and benchkit come from the project's editable install (make venv); the figure scripts
+# and the lesson helpers are not packages: pyproject.toml's pytest `pythonpath` lists their folders.
 
 # The machine whose numbers the prose quotes (extra.bench.machine in mkdocs.yml).
 REFERENCE = re.search(r"^\s+machine:\s*(\S+)", (REPO / "mkdocs.yml").read_text(), re.MULTILINE).group(1)

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import re
 import statistics
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
-
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "lessons"))
 
 import interval_diagram
 import lesson_kit
+import pytest
 from execute import first_error
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 

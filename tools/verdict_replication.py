@@ -19,14 +19,11 @@ Prints a plain-text report; exits 2 when a folder cannot be read.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-
-import re
 
 from benchsite import REPO, compare, markers, stats
 from benchsite.figures import all_figures

@@ -2,7 +2,7 @@
 
 The notebook shows each function's source in a collapsed fold and then runs
 it, so the solution on the page is the code that produced the output below it.
-They time with the project's harness (``bench_scripts`` must be on sys.path).
+They time with the project's harness, ``benchkit`` (installed into the venv by ``make venv``).
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from benchkit.results import write_atomic  # one atomic writer for the project
+
 LESSONS = Path(__file__).resolve().parent
-sys.path.insert(0, str(LESSONS.parents[1] / "bench_scripts"))
-from benchkit.results import write_atomic  # noqa: E402  (one atomic writer for the project)
 
 CELL_TIMEOUT_S = 600  # one cell; far above any lesson cell's full-size run
 
