@@ -56,6 +56,16 @@ def percent(frac: float) -> str:
     return f"{sig(100 * frac, 2)} %" if math.isfinite(frac) else "n/a"
 
 
+def percent_span(values) -> str:
+    """One spread per table row as a percentage: ``36 %`` when the rows agree to two figures, else
+    ``22 % to 36 % across rows`` (NaN: a row with too few samples a run to say)."""
+    values = [v for v in values if v == v]
+    if not values:
+        return "not measurable (too few samples a run)"
+    lo, hi = percent(min(values)), percent(max(values))
+    return lo if lo == hi else f"{lo} to {hi} across rows"
+
+
 def esc(value: object) -> str:
     """Every text from a results file goes through here before it reaches a page."""
     return html.escape(str(value), quote=True)

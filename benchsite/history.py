@@ -171,22 +171,14 @@ def history_html(fig: Figure, machine: str, ctx: Context) -> str:
 
 # --- a session's page ----------------------------------------------------------------------
 
-def _pct_span(values: list[float]) -> str:
-    values = [v for v in values if v == v]
-    if not values:
-        return "not measurable (too few samples a run)"
-    lo, hi = fmt.percent(min(values)), fmt.percent(max(values))
-    return lo if lo == hi else f"{lo} to {hi}"
-
-
 def _spreads(s: Session) -> list[dict]:
     out = []
     for spread in s.table.spreads:
         rows = [r.label for r in s.table.rows if spread.variant in r.cells]
         within = [s.within(spread.variant, label) for label in rows]
         noise = stats.noise_label(max((w for w in within if w == w), default=float("nan")))
-        out.append({"variant": spread.variant, "runs": spread.runs, "between": _pct_span(list(spread.between)),
-                    "within": _pct_span(within), "noise": noise})
+        out.append({"variant": spread.variant, "runs": spread.runs, "between": fmt.percent_span(spread.between),
+                    "within": fmt.percent_span(within), "noise": noise})
     return out
 
 

@@ -74,19 +74,11 @@ RULE_TITLE = "How a verdict is decided"
 RULE_PATH = "verdicts/"  # docs/verdicts.md, from the site root
 
 
-def _pct_range(values: tuple[float, ...]) -> str:
-    values = tuple(v for v in values if v == v)  # NaN: too few samples a run to say
-    if not values:
-        return "not measurable (too few samples a run)"
-    lo, hi = min(values), max(values)
-    return fmt.percent(lo) if fmt.percent(lo) == fmt.percent(hi) else f"{fmt.percent(lo)} to {fmt.percent(hi)}"
-
-
 def spread_text(tab: Table, rule: str | None = None) -> Markup:
     """Between-run and within-run spread per variant, what the ratio column is, and
     the paired verdict on the ratio pair per row (``rule``: URL of the verdict page)."""
-    spreads = [{"variant": s.variant, "runs": s.runs, "between": _pct_range(s.between),
-                "within": _pct_range(s.within), "noise": s.noise} for s in tab.spreads]
+    spreads = [{"variant": s.variant, "runs": s.runs, "between": fmt.percent_span(s.between),
+                "within": fmt.percent_span(s.within), "noise": s.noise} for s in tab.spreads]
     verdicts = [{"label": row.label, "text": row.verdict.text, "reason": row.verdict.reason}
                 for row in tab.rows if row.verdict]
     return render("spread.html", spreads=spreads, ratio=tab.fig.ratio, verdicts=verdicts, rule=rule,

@@ -114,3 +114,34 @@ def test_provenance_lists_one_scratch_folder_not_one_per_run():
     frame = pd.DataFrame({"compilation_cache": ["on:/tmp/bench-first-use-cache-24x2urgu",
                                                 "on:/tmp/bench-first-use-cache-9kq1zz0a", "off"]})
     assert _distinct(frame, "compilation_cache") == "off, on:<tmp>"
+
+
+def _two_row_table(root: Path):
+    """Three runs of two rows: run r of n=8 is (1 + r/10) and of n=16 (1 + r/2) times slower."""
+    from benchfixtures import demo_figure
+    from benchkit import results
+    from benchsite.catalog import Catalog
+    from benchsite.table import Table
+    from test_results import make_row
+
+    fig = demo_figure(root)
+    rows = [make_row(run=r, sample=s, variant=v, time_s=1e-3 * (1 + (0.1 if n == 8 else 0.5) * r),
+                     params=f"n={n}", machine="cpu-test-2c", figure_id="fig-demo", script_sha256="x" * 64,
+                     script_path="bench_scripts/demo.py")
+            for n in (8, 16) for r in range(3) for s in range(4) for v in ("fast", "slow")]
+    results.write_atomic(root / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
+    cat = Catalog.build(root / "results", {"fig-demo": fig})
+    return Table.of(cat.frames[("fig-demo", "cpu-test-2c")], fig)
+
+
+def test_a_spread_over_several_rows_says_it_is_a_range_across_rows(tmp_path):
+    """'75 % to 129 %' under 'span ... of their median' read as where the run medians lie; the
+    text names what the two ends are: the spread of the row with the least and with the most."""
+    assert fmt.percent_span([0.36]) == "36 %"
+    assert fmt.percent_span([0.361, 0.364]) == "36 %"  # rows that agree to two figures: one value
+    assert fmt.percent_span([0.75, float("nan"), 1.29]) == "75 % to 129 % across rows"
+    assert fmt.percent_span([float("nan")]) == "not measurable (too few samples a run)"
+    spread = render.spread_text(_two_row_table(tmp_path))
+    # n=8: (1.2 - 1.0) / 1.1 of its median; n=16: (2.0 - 1.0) / 1.5
+    assert "(largest − smallest) / median of the 3 run medians: 18 % to 67 % across rows" in spread
+    assert "span" not in spread
