@@ -6,6 +6,8 @@ of two other variants of one row, taken run by run as the ratio column is). With
 one it is the figure's ratio, else its first variant, in the last table row. It is
 picked from the table model's rows (``Table.headline``); a ratio of two named
 variants divides the row's run medians run by run, as the table's ratio column does.
+A ratio carries its paired verdict (``stats.paired_verdict``), shown beside it wherever
+the headline is quoted alone: a ratio without it reads as a finding when it may not be one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ class Headline:
     what: str  # e.g. "completed / dispatch at n=1024"
     summary: stats.Summary
     is_ratio: bool
+    # A ratio's paired verdict, run by run (the table's, or of the two named variants); None for a
+    # time, and for a ratio that is a part of its whole (FIGURE["ratio_verdict"] False)
+    verdict: stats.Verdict | None = None
 
     @property
     def text(self) -> str:
@@ -45,13 +50,16 @@ def choose_headline(rows: Sequence[Row], fig: Figure) -> Headline | None:
         return None
     row = chosen[-1]
     where = f" at {row.label}" if row.label else ""
+    verdict = None
     if stat == "ratio" and pair and pair != fig.ratio:
         summary, what = _pair_ratio(row, pair), f"{pair[0]} / {pair[1]}{where}"
+        if summary:
+            verdict = stats.paired_verdict(row.run_medians[pair[0]], row.run_medians[pair[1]])
     elif stat == "ratio" and fig.ratio:
-        summary, what = row.ratio, f"{fig.ratio[0]} / {fig.ratio[1]}{where}"
+        summary, what, verdict = row.ratio, f"{fig.ratio[0]} / {fig.ratio[1]}{where}", row.verdict
     else:
         summary, what = row.cells.get(variant), f"{variant}{where}"
-    return Headline(what, summary, stat == "ratio") if summary else None
+    return Headline(what, summary, stat == "ratio", verdict) if summary else None
 
 
 def _pair_ratio(row: Row, pair: tuple[str, str]) -> stats.Summary | None:

@@ -211,7 +211,9 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
     commits = _commits(s, ctx.repo_url)
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
-    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
+    rule = f"{ctx.site_url.rstrip('/')}/{render.RULE_PATH}"
+    verdict = f"; {head.verdict.text} by the paired rule ({rule})" if head and head.verdict else ""
+    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs{verdict}" if head else ""
     lines = [
         f"{fig.id}: {fig.title}",
         f"machine   {s.machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
@@ -231,7 +233,7 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
         f"# the session ran Python {python}; make bench builds .venv from this commit's requirements.txt"
         if "," not in python and python != "—" else "",
         f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
-    short = f": {head.what} = {head.text}" if head else ""
+    short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
     return {"text": "\n".join(line for line in lines if line), "url": url, "commits": commits,
             "reproduce": reproduce, "markdown": snippet}

@@ -52,7 +52,8 @@ hide: [navigation, toc]
 
 Every figure of this site, on every machine that has results for it. The headline is one cell of
 the figure's table: the median of the per-run medians, with the lowest and highest run median in
-brackets (each run in fresh processes). A figure page has the whole table, the spread, a chart of
+brackets (each run in fresh processes); a ratio says beside it whether it is a result by the
+[paired rule](../verdicts.md). A figure page has the whole table, the spread, a chart of
 every sample, the provenance, a comparison across machines and the code; a machine page adds a
 block to paste into a review. **Stale** means the figure's script or the harness has changed
 since those results were recorded, or that they are in the first results format, which recorded
@@ -190,10 +191,17 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     tab = cat.table(fig.id, machine)
     frame, head = tab.frame, tab.headline
     runs = f"{tab.runs} runs"
-    shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}</small>" if head else f"— ({runs})"
+    verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
+    shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
     when = f"{run_days(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
     state = "**⚠ stale**" if tab.stale else "current"
     return [shown, when, state]
+
+
+def _verdict_link(verdict, ctx: Context) -> str:
+    """A headline ratio's verdict, linked to the rule, its reason as the link's title."""
+    title = verdict.reason.replace('"', "'")
+    return f'[{md(verdict.text)}]({_rel(ctx, "verdicts.md")} "{md(title)}")'
 
 
 def _index_rows(fig: Figure, ctx: Context) -> list[str]:

@@ -135,3 +135,13 @@ def test_a_machine_anchor_lands_on_its_panel_with_one_machine_too(tmp_path, docs
     cat = build(tmp_path, ["cpu-a"])
     html = render_page(cat, "bench/fig-demo/index.md", docs)
     assert 'id="fig-demo--cpu-a"' in html and "bench-tab-label" not in html
+
+
+def test_a_headline_ratio_is_quoted_with_its_verdict_linked_to_the_rule(tmp_path, docs):
+    html = render_page(build(tmp_path, ["cpu-a"]), "bench/index.md", docs)
+    row = next(line for line in html.splitlines() if "](fig-demo/cpu-a.md)" in line)
+    # five runs whose ratios all agree: a result, with the rule's reason as the link's title
+    assert 'slow / fast at n=16 · 5 runs · [a result](../verdicts.md "median per-run ratio 100, 5 of 5' in row, row
+    cite = pages.cite_text(demo_figure(tmp_path), "cpu-a",
+                           Context(build(tmp_path, ["cpu-a"]), "docs/x.md", lambda t: "/" + t, [].append))
+    assert re.search(r"of 5 runs; a result by the paired rule \(\S*/verdicts/\)", cite), cite

@@ -103,3 +103,19 @@ def test_every_figure_declares_the_cell_it_exists_for_and_the_data_has_it():
     pytree = cat.table("fig-pytree-block", REFERENCE)
     assert pytree.rows[-1].label == "program=one-jit"
     assert pytree.headline.what == "whole-tree / one-leaf at program=cheap-first"
+
+
+def test_a_ratio_headline_carries_its_paired_verdict(tmp_path):
+    """Quoted alone (the /bench index, a cite block), a ratio says whether it is a result: three
+    runs cannot be one; nine runs that all agree are. A time, and a ratio that is a part of its
+    whole, carry none."""
+    few = load(ResultFile("cpu-a", "demo", write_machine(tmp_path / "few", "cpu-a", runs=3)))
+    many = load(ResultFile("cpu-a", "demo", write_machine(tmp_path / "many", "cpu-a", runs=9)))
+    fig = demo_figure(tmp_path)
+    table = Table.of(few, fig)
+    assert table.headline.verdict is table.rows[-1].verdict and table.headline.verdict.text == "not a result yet"
+    assert headline(many, fig).verdict.text == "a result"
+    named = demo_figure(tmp_path, ratio=None, headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
+    assert headline(many, named).verdict.text == "a result" and headline(few, named).verdict.text == "not a result yet"
+    assert headline(many, demo_figure(tmp_path, ratio_verdict=False)).verdict is None
+    assert headline(many, demo_figure(tmp_path, headline=(("variant", "slow"),))).verdict is None
