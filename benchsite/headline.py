@@ -28,8 +28,9 @@ class Headline:
     what: str  # e.g. "completed / dispatch at n=1024"
     summary: stats.Summary
     is_ratio: bool
-    # A ratio's paired verdict, run by run (the table's, or of the two named variants); None for a
-    # time, and for a ratio that is a part of its whole (FIGURE["ratio_verdict"] False)
+    # A ratio's paired verdict, run by run: the table row's for the figure's ratio (None when that
+    # ratio is a part of its whole, FIGURE["ratio_verdict"] False), or the paired rule on the two
+    # variants a headline names (a comparison the figure chose to quote); None for a time
     verdict: stats.Verdict | None = None
 
     @property

@@ -211,13 +211,14 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
     commits = _commits(s, ctx.repo_url)
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
+    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
     rule = f"{ctx.site_url.rstrip('/')}/{render.RULE_PATH}"
-    verdict = f"; {head.verdict.text} by the paired rule ({rule})" if head and head.verdict else ""
-    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs{verdict}" if head else ""
+    verdict = f"{head.verdict.text} (paired rule: {rule})" if head and head.verdict else ""
     lines = [
         f"{fig.id}: {fig.title}",
         f"machine   {s.machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
         f"headline  {headline}" if head else "",
+        f"verdict   {verdict}" if verdict else "",
         f"jax       {versions['jax']} (jaxlib {versions['jaxlib']}, numpy {versions['numpy']})",
         f"measured  {s.date} (UTC), session {s.id}",
         f"commit    {', '.join(c['short'] for c in commits)}{dirty}",

@@ -52,8 +52,9 @@ hide: [navigation, toc]
 
 Every figure of this site, on every machine that has results for it. The headline is one cell of
 the figure's table: the median of the per-run medians, with the lowest and highest run median in
-brackets (each run in fresh processes); a ratio says beside it whether it is a result by the
-[paired rule](../verdicts.md). A figure page has the whole table, the spread, a chart of
+brackets (each run in fresh processes). A ratio of two alternatives says beside it whether it is
+a result by the [paired rule](../verdicts.md); a share of a whole (a gap's part of a step) does
+not. A figure page has the whole table, the spread, a chart of
 every sample, the provenance, a comparison across machines and the code; a machine page adds a
 block to paste into a review. **Stale** means the figure's script or the harness has changed
 since those results were recorded, or that they are in the first results format, which recorded

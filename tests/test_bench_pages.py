@@ -144,4 +144,4 @@ def test_a_headline_ratio_is_quoted_with_its_verdict_linked_to_the_rule(tmp_path
     assert 'slow / fast at n=16 · 5 runs · [a result](../verdicts.md "median per-run ratio 100, 5 of 5' in row, row
     cite = pages.cite_text(demo_figure(tmp_path), "cpu-a",
                            Context(build(tmp_path, ["cpu-a"]), "docs/x.md", lambda t: "/" + t, [].append))
-    assert re.search(r"of 5 runs; a result by the paired rule \(\S*/verdicts/\)", cite), cite
+    assert re.search(r"\nverdict   a result \(paired rule: \S*/verdicts/\)\n", cite), cite

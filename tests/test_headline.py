@@ -118,4 +118,8 @@ def test_a_ratio_headline_carries_its_paired_verdict(tmp_path):
     named = demo_figure(tmp_path, ratio=None, headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
     assert headline(many, named).verdict.text == "a result" and headline(few, named).verdict.text == "not a result yet"
     assert headline(many, demo_figure(tmp_path, ratio_verdict=False)).verdict is None
+    # ratio_verdict speaks of the figure's ratio; a pair the headline names is a comparison it chose
+    named_part = demo_figure(tmp_path, ratio=None, ratio_verdict=False,
+                             headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
+    assert headline(many, named_part).verdict.text == "a result"
     assert headline(many, demo_figure(tmp_path, headline=(("variant", "slow"),))).verdict is None
