@@ -58,12 +58,16 @@ def percent(frac: float) -> str:
 
 def percent_span(values) -> str:
     """One spread per table row as a percentage: ``36 %`` when the rows agree to two figures, else
-    ``22 % to 36 % across rows`` (NaN: a row with too few samples a run to say)."""
-    values = [v for v in values if v == v]
-    if not values:
+    ``22 % to 36 % across rows``; a row with too few samples a run to say (NaN) is counted, not
+    hidden."""
+    values = list(values)
+    known = [v for v in values if v == v]
+    if not known:
         return "not measurable (too few samples a run)"
-    lo, hi = percent(min(values)), percent(max(values))
-    return lo if lo == hi else f"{lo} to {hi} across rows"
+    lo, hi = percent(min(known)), percent(max(known))
+    shown = lo if lo == hi else f"{lo} to {hi} across rows"
+    missing = len(values) - len(known)
+    return shown + (f"; {missing} of {len(values)} rows had too few samples a run to say" if missing else "")
 
 
 def esc(value: object) -> str:
