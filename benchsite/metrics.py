@@ -103,16 +103,13 @@ def _summary(values: pd.Series) -> stats.Summary | None:
 
 
 def by_variant(rows: pd.DataFrame, name: str) -> dict[str, stats.Summary | None]:
-    """:func:`summary` of each variant's rows, from one groupby (a table asks it of every row)."""
-    metric = get(name)
-    medians = rows.groupby(["variant", "run"])[metric.columns].median()
-    variants = medians.index.get_level_values(0)
-    return {v: _summary(metric.from_medians(medians[variants == v].droplevel(0))) for v in variants.unique()}
+    """:func:`summary` of each variant's rows (one row of a table: :func:`by_row_and_variant`)."""
+    return by_row_and_variant([rows], name)[0]
 
 
 def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, stats.Summary | None]]:
-    """:func:`by_variant` of each frame of ``parts`` (a table's rows), from one groupby over all
-    of them: the same medians of the same values, without a groupby per row."""
+    """:func:`summary` of each variant's rows, for each frame of ``parts`` (a table's rows), from
+    one groupby over all of them (``Table.metric``; a claim asks one row through ``by_variant``)."""
     if not parts:
         return []
     metric = get(name)

@@ -36,8 +36,8 @@ def table(tab: Table, metric: str = "time") -> Markup:
         head.append(f"{fig.ratio[0]} / {fig.ratio[1]}")
     shown = metrics.get(metric).show
     body = []
-    for row, other in zip(tab.rows, tab.metric(metric) if metric != "time" else tab.rows):
-        values = row.cells if metric == "time" else other
+    per_row = [row.cells for row in tab.rows] if metric == "time" else tab.metric(metric)
+    for row, values in zip(tab.rows, per_row):
         if metric != "time" and not any(values.get(v) for v in fig.variants):
             continue  # a row the quantity does not apply to (no bytes moved, no FLOPs): not a row of dashes
         cells = ([row.label] if fig.group_by else []) + [shown(values[v]) if values.get(v) else "—"

@@ -82,6 +82,10 @@ def test_one_groupby_over_a_tables_rows_gives_each_rows_own_summaries(demo):
     for name in ("bandwidth", "flop_rate", "error", "size", "time"):
         joined = metrics.by_row_and_variant(parts, name)
         assert joined == [metrics.by_variant(part, name) for part in parts], name
+        # against each variant's own per-run values (Metric.per_run: a groupby of that variant alone)
+        apart = [{v: metrics.summary(part[part["variant"] == v], name) for v in sorted(set(part["variant"]))}
+                 for part in parts]
+        assert joined == apart, name
         assert [list(d) for d in joined] == [list(metrics.by_variant(part, name)) for part in parts], name
     assert metrics.by_row_and_variant(parts, "bandwidth")[1] == {"op": None}
     assert metrics.by_row_and_variant([], "error") == []
