@@ -23,11 +23,12 @@ from benchkit.schema import figure_id_for
 from . import REPO
 from .cachefile import file_digest
 from .figures import Figure, all_figures
+from .headline import Headline
 from .load import ResultFile, ResultsError, known, load
 from .staleness import CodeHash, stale_reason
-from .table import Table
+from .table import Table, distinct_texts, run_days
 
-__all__ = ["Catalog", "CodeHash", "Unavailable", "preferred_machine", "results_dir", "stale_reason"]
+__all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "preferred_machine", "results_dir", "stale_reason"]
 
 T = TypeVar("T")
 
@@ -294,23 +295,49 @@ class Catalog:
         return out
 
     def stale_reason(self, fig_id: str, machine: str) -> str:
-        """:attr:`Table.stale` of a pair, or :class:`Unavailable`; kept under the build cache (by
-        the file's digest and today's code hashes), so asking it of every pair reads no table."""
+        """:attr:`Table.stale` of a pair, or :class:`Unavailable` (:meth:`summary`)."""
+        return self.summary(fig_id, machine).stale
+
+    def summary(self, fig_id: str, machine: str) -> Summary:
+        """What the /bench index and a figure's machines table show of a pair (:class:`Summary`),
+        or :class:`Unavailable`; kept under the build cache by the file's digest and today's code
+        hashes, so a page that lists every machine reads no samples and no table."""
+        if (fig_id, machine) in self.errors:
+            raise Unavailable(self.errors[(fig_id, machine)])
         if not self.disk:
-            return self.table(fig_id, machine).stale
+            return self.memo(("summary", fig_id, machine), lambda: Summary.of(self.table(fig_id, machine)))
         fig, sha = self.figures[fig_id], self.current_sha(fig_id)
 
-        def state() -> tuple[str, str]:
+        def made() -> tuple[str, Summary | None]:
             try:
-                return ("", self.table(fig_id, machine).stale)
+                return ("", Summary.of(self.table(fig_id, machine)))
             except Unavailable as err:
-                return (str(err), "")
-        error, reason = self.stored("state", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)), state)
+                return (str(err), None)
+        error, found = self.memo(("summary", fig_id, machine), lambda: self.stored(
+            "summary", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)), made))
         if error:
             self.errors[(fig_id, machine)] = error
             self.frames.pop((fig_id, machine), None)
             raise Unavailable(error)
-        return reason
+        return found
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A pair's table reduced to what a list of pairs shows: its headline, how many runs, the
+    days they started and the jax versions, and why it is stale ("" when current)."""
+
+    headline: Headline | None
+    runs: int
+    days: str
+    jax: str
+    stale: str
+
+    @classmethod
+    def of(cls, tab: Table) -> Summary:
+        frame = tab.frame
+        return cls(tab.headline, tab.runs, run_days(frame),
+                   ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale)
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:

@@ -18,8 +18,6 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from benchkit import layout
 
 from . import compare, history, render
@@ -28,7 +26,6 @@ from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc
 from .html import render as template
-from .table import distinct_texts, run_days
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
@@ -130,17 +127,19 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"
 
 
-def _distinct(frame: pd.DataFrame, col: str, width: int | None = None) -> str:
-    """The values of a provenance column, shortened to ``width`` characters each."""
-    return ", ".join(sorted({v[:width] for v in distinct_texts(frame[col])}))
+def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
+    """Every cell of ``machine`` against the reference ``ref`` (its machine page's comparison, and
+    the count of results in the figure's machines table), each decided, kept under the build cache."""
+    def made() -> list[compare.Cell]:
+        # machines=True: these pages compare machines on purpose, so different hardware is the point
+        found = compare.table_cells(cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True)
+        for cell in found:
+            cell.decision  # noqa: B018 - decided here, once, and stored with the cell (a cached property)
+        return found
 
-
-def _cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
-    # machines=True: these pages compare machines on purpose, so different hardware is the point
     key = (fig.id, machine, ref, cat.csv_digest(fig.id, machine), cat.csv_digest(fig.id, ref), repr(fig),
            repr(cat.current_sha(fig.id)))
-    return cat.memo(("cells", fig.id, machine, ref), lambda: cat.stored("cells", key, lambda: compare.table_cells(
-        cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True)))
+    return cat.memo(("cells", fig.id, machine, ref), lambda: cat.stored("cells", key, made))
 
 
 def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:
@@ -189,13 +188,13 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     if (fig.id, machine) in cat.errors:
         ctx.on_problem(cat.errors[(fig.id, machine)])
         return [f"**invalid results**: {md(cat.errors[(fig.id, machine)])}", "—", "—"]
-    tab = cat.table(fig.id, machine)
-    frame, head = tab.frame, tab.headline
-    runs = f"{tab.runs} runs"
+    found = cat.summary(fig.id, machine)  # not the table: these lists name every machine
+    head = found.headline
+    runs = f"{found.runs} runs"
     verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
-    when = f"{run_days(frame)}<br><small>jax {md(_distinct(frame, 'jax_version'))}</small>"
-    state = "**⚠ stale**" if tab.stale else "current"
+    when = f"{found.days}<br><small>jax {md(found.jax)}</small>"
+    state = "**⚠ stale**" if found.stale else "current"
     return [shown, when, state]
 
 
@@ -296,8 +295,8 @@ def _html(ctx: Context, *parts: str) -> str:
 
 def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
     cat = ctx.catalog
-    stale = [(m, cat.table(fig.id, m).stale) for m in machines
-             if (fig.id, m) in cat.frames and cat.table(fig.id, m).stale]
+    stale = [(m, cat.summary(fig.id, m).stale) for m in machines
+             if (fig.id, m) in cat.frames and cat.summary(fig.id, m).stale]
     if not stale:
         return ""
     return template("stale_note.html", stale=stale)
@@ -314,14 +313,14 @@ def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
             rows.append(f"| {who} | **invalid results** (its page says why) | — | — | — | {csv} |")
             continue
         cells = _machine_cells(cat, fig, machine, ctx)
-        versus = "reference" if machine == ref else md(compare.results_count(_cells(cat, fig, machine, ref),
+        versus = "reference" if machine == ref else md(compare.results_count(comparison_cells(cat, fig, machine, ref),
                                                                              short=True))
         rows.append("| " + " | ".join([who, *cells, versus, csv]) + " |")
     return _table_div("bench-machines", "\n".join(rows))
 
 
 def _comparison(fig: Figure, machine: str, ref: str, ctx: Context) -> str:
-    found = _cells(ctx.catalog, fig, machine, ref)
+    found = comparison_cells(ctx.catalog, fig, machine, ref)
     return _html(ctx, compare.html_table(found, machine, ref, ctx.link(render.RULE_PATH)))
 
 

@@ -52,6 +52,21 @@ def test_index_lists_each_figure_on_each_machine_with_its_headline(tmp_path, doc
     assert "**⚠ stale**" in html  # the fixture's sha256 is not the script's
 
 
+def test_lists_of_every_machine_read_each_ones_summary_not_its_samples(tmp_path, docs):
+    # The index and a figure's machines table name every machine (a hundred, some day): each row
+    # comes from the pair's stored summary, made when the pair was first tabulated, so a build
+    # that has it reads no results file back for these pages, and shows the same rows.
+    fig = build(tmp_path, ["cpu-a", "cpu-b"]).figures
+    made = Catalog.build(tmp_path / "results", fig, preferred="cpu-a", cache=tmp_path / "frames")
+    first = render_page(made, "bench/index.md", docs)
+    assert "100× &#91;100..100&#93;" in first and "**⚠ stale**" in first and "jax 0.10.2" in first
+    again = Catalog.build(tmp_path / "results", fig, preferred="cpu-a", cache=tmp_path / "frames")
+    assert render_page(again, "bench/index.md", docs) == first
+    assert again.frames._loaded == {}  # no samples read back
+    assert again.summary("fig-demo", "cpu-b") == made.summary("fig-demo", "cpu-b")
+    assert again.summary("fig-demo", "cpu-b").runs == made.table("fig-demo", "cpu-b").runs == 5
+
+
 def test_chapter_link_only_when_the_chapter_embeds_the_figure(tmp_path, docs):
     (docs / "chapter.md").write_text("# The chapter\n\nNo figure yet.\n")
     html = render_page(build(tmp_path, ["cpu-a"]), "bench/index.md", docs)

@@ -211,11 +211,15 @@ def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
 
 def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
     """In a worker: what every page showing one figure on one machine starts from, and what the
-    build asks of every pair before any page (its stale reason, its list of sessions)."""
+    build asks of every pair before any page (its stale reason, its list of sessions), so that a
+    page listing every machine reads a summary of each, not its samples."""
     try:
-        cat.stale_reason(fig_id, machine)
+        cat.summary(fig_id, machine)  # what the index and the figure's machines table show
         BuildCache().chart_placeholder(cat.table(fig_id, machine))  # drawn and stored
         history.session_ids(cat, cat.figures[fig_id], machine)
+        ref = cat.reference(fig_id)
+        if ref is not None and ref != machine:  # the machine page's comparison, counted on the figure page
+            pages.comparison_cells(cat, cat.figures[fig_id], machine, ref)
     finally:
         cat.trim()
 
