@@ -79,7 +79,14 @@ def _p(frame: pd.DataFrame, key: str) -> pd.Series:
 
 def _per_run_rate(rows: pd.DataFrame, column: str) -> pd.Series:
     """``column`` (flops or bytes_moved) over each run's median time."""
-    return (rows.groupby("run")[column].median() / stats.run_medians(rows)).dropna()
+    return _rates(rows, [column])[column]
+
+
+def _rates(rows: pd.DataFrame, columns: list[str]) -> dict[str, pd.Series]:
+    """:func:`_per_run_rate` of each column, from one groupby: each run's median of the column
+    over that run's median time."""
+    medians = rows.groupby("run")[[*columns, "time_s"]].median()
+    return {col: (medians[col] / medians["time_s"]).dropna() for col in columns}
 
 
 @dataclass(frozen=True)
@@ -144,8 +151,9 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
         computes = not flops.empty and float(flops.median()) > 0
         nbytes = float(rows["bytes_moved"].median())
         intensity = float(flops.median()) / nbytes if computes else 0.0
-        rate = _per_run_rate(rows, "flops") if computes else pd.Series(dtype=float)
-        brate = _per_run_rate(rows, "bytes_moved")
+        rates = _rates(rows, ["flops", "bytes_moved"] if computes else ["bytes_moved"])
+        rate = rates["flops"] if computes else pd.Series(dtype=float)
+        brate = rates["bytes_moved"]
         dtype = str(rows["dtype"].iloc[0])
         peak = c.compute.get(dtype)
         of_ceiling, bound = None, ""
