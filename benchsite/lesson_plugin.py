@@ -17,6 +17,7 @@ notebook imports nbconvert at that moment, as it would otherwise have at start.
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from types import ModuleType
 
@@ -31,6 +32,10 @@ class Deferred(ModuleType):
         if real is None:
             if sys.modules.get(self.__name__) is self:
                 del sys.modules[self.__name__]
+            # Said at debug level (mkdocs -v): a cold build converts the notebook in a warming
+            # worker, so its own log never says this (tests/test_warm_build.py checks both ways).
+            log = logging.getLogger("mkdocs.plugins.bench-notebooks")
+            log.debug(f"importing {self.__name__} to convert a notebook")
             real = self.__dict__["_real"] = importlib.import_module(self.__name__)
         return getattr(real, attr)
 

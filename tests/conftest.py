@@ -26,8 +26,8 @@ def load_hook(name: str, monkeypatch) -> object:
 
 
 def build_site(out: Path, results: Path | None = None, strict: bool = True,
-               extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    """``mkdocs build`` into ``out``, optionally from another results folder."""
+               extra_env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``mkdocs build`` into ``out``, optionally from another results folder (``args``: more options)."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **(extra_env or {}))
     for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT"):
         if var not in (extra_env or {}):
@@ -35,7 +35,7 @@ def build_site(out: Path, results: Path | None = None, strict: bool = True,
     if results is not None:
         env["BENCH_RESULTS"] = str(results)
     cmd = [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-d", str(out),
-           "--strict" if strict else "--no-strict"]
+           "--strict" if strict else "--no-strict", *args]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
 
 

@@ -91,3 +91,24 @@ def test_a_warm_build_notices_a_side_file_that_went_missing(results, tmp_path):
     (results / REFERENCE / "trace_gaps.timeline.json").unlink()
     second = build_site(tmp_path / "two", results, strict=False, extra_env=env)
     assert second.returncode != 0 and "no side file trace_gaps.timeline.json" in second.stderr
+
+
+def test_a_cold_build_on_two_workers_writes_what_one_process_writes(tmp_path):
+    # Workers read and render every page into the build cache before the build does (mkdocs'
+    # own pages through mkdocs' own steps, the lesson's notebook converted there), so the
+    # build itself converts no notebook, and it writes, byte for byte, what a build without
+    # workers writes: warming may only make a build faster.
+    built = {}
+    for jobs in ("1", "2"):
+        env = {"BENCH_CACHE": str(tmp_path / f"cache-{jobs}"), "BENCH_JOBS": jobs}
+        proc = build_site(tmp_path / f"site-{jobs}", extra_env=env, args=("--verbose",))
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        built[jobs] = proc.stderr
+    notebook = "importing mkdocs_jupyter.convert to convert a notebook"
+    assert notebook in built["1"] and notebook not in built["2"]
+    assert "bench: warmed pages:" in built["2"] and "on 2 workers" in built["2"]
+    files = {jobs: sorted(p.relative_to(tmp_path / f"site-{jobs}") for p in (tmp_path / f"site-{jobs}").rglob("*")
+                          if p.is_file()) for jobs in ("1", "2")}
+    assert files["1"] == files["2"] and len(files["1"]) > 100
+    differ = [p for p in files["1"] if (tmp_path / "site-1" / p).read_bytes() != (tmp_path / "site-2" / p).read_bytes()]
+    assert differ == []

@@ -281,15 +281,16 @@ def on_files(files: Files, config) -> Files:
 
 
 def on_nav(nav, config, files):
-    """The last step before mkdocs reads pages: every core expands the markers of its pages and
-    makes the bodies of the written ones, into the build cache, first (benchsite/parallel.py)."""
+    """The last step before mkdocs reads pages: every core reads and renders mkdocs' pages (their
+    markers expanded) and makes the bodies of the written ones, into the build cache, first
+    (benchsite/parallel.py)."""
     build = BUILD[0]
     build.nav = nav
     writer = _Writer(build, config)
     state = _state(build, config)  # here, not once in each worker
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state))
-            for f in files.documentation_pages() if f.src_uri.endswith(".md")]
+            for f in files.documentation_pages()]
     kept = cachefile.names(writer.bodies)
     for file in build.direct:
         text, _ = file.source
@@ -312,10 +313,20 @@ def on_env(env, config, files):
 
 
 def _warm_source(build: Build, config, file: File) -> None:
-    """In a worker: a page's markers expanded, so that their blocks are in the build cache."""
-    text, _ = md_meta.get_data(file.content_string)
+    """In a worker: what mkdocs will make of one of its pages, into the build cache. The page is
+    read and rendered as the build reads it (``_populate_page``: every plugin's events, this hook's
+    markers, ``render_cache.py`` keeping the render, mkdocs-jupyter converting a notebook), and the
+    search indexer's entries for it are made (kept by ``render_cache.py`` too). The build then finds
+    them; this worker's copy of the page and of the index is thrown away with the worker."""
+    from mkdocs.commands.build import _populate_page
+
     try:
-        _expand(build, config, text, file.src_uri, file.url)
+        page = file.page if file.page is not None else Page(None, file, config)  # as the build does
+        _populate_page(page, config, build.files)
+        for plugin in config["plugins"].values():
+            index = getattr(plugin, "search_index", None)
+            if getattr(index, "bench_cached", False):
+                index.add_entry_from_context(page)
     finally:
         build.catalog.trim()
 
