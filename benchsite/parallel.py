@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -41,6 +42,7 @@ class Job:
 
     run: Callable[[], object]
     key: str | None = None  # None: always run (the job is cheap to skip on its own)
+    kind: str = ""  # what it makes, for the report of where the workers' time went (``warm``)
 
     @property
     def done_file(self) -> Path | None:
@@ -74,18 +76,22 @@ def _fork_unsafe() -> bool:
     return threading.active_count() > 1 or "jax" in sys.modules
 
 
-def _run(index: int) -> None:
+def _run(index: int) -> float | None:
+    """Seconds the job took, or None when it failed (the build makes it again)."""
     job = _JOBS[index]
+    start = time.perf_counter()
     try:
         job.run()
     except Exception:  # noqa: BLE001 - the build makes it again and reports what went wrong
-        return
+        return None
+    seconds = time.perf_counter() - start
     if job.done_file:
         try:
             job.done_file.parent.mkdir(parents=True, exist_ok=True)
             job.done_file.touch()
         except OSError:
             pass
+    return seconds
 
 
 def key(*parts: object) -> str:
@@ -99,11 +105,12 @@ def pending(jobs: Sequence[Job]) -> list[Job]:
     return [job for job in jobs if not (job.key and job.key in done)]
 
 
-def warm(jobs: Sequence[Job]) -> int:
+def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> int:
     """Run the jobs not done before on the worker processes (each once, handed out one at a
     time as workers come free) and wait for them. Returns how many ran: 0 when nothing was
     left to do or warming is not worth it or not safe here (one core, no ``fork``, or threads
-    running, as under ``mkdocs serve``: the build then does everything itself, as it would)."""
+    running, as under ``mkdocs serve``: the build then does everything itself, as it would).
+    ``spent``, if given, gets the seconds of each job that ran to the end, by its ``kind``."""
     todo = pending(jobs)
     count = min(workers(), len(todo))
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or _fork_unsafe():
@@ -111,7 +118,9 @@ def warm(jobs: Sequence[Job]) -> int:
     _JOBS[:] = todo
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_quiet) as pool:
-            list(pool.map(_run, range(len(todo)), chunksize=1))
+            for job, seconds in zip(todo, pool.map(_run, range(len(todo)), chunksize=1)):
+                if seconds is not None and spent is not None:
+                    spent.setdefault(job.kind, []).append(seconds)
     except (BrokenProcessPool, OSError):
         pass  # a worker died (memory?) or none could start: the build does the rest itself
     finally:

@@ -71,6 +71,20 @@ def test_a_build_says_how_long_each_warming_step_took(built, repo_copy):
     found = [(m["what"], int(m["ran"]), int(m["jobs"])) for m in scaling.WARMED.finditer(log)]
     assert [what for what, _, _ in found] == ["results files", "figure x machine pairs", "pages"]
     assert all(0 <= ran <= jobs and jobs > 0 for _, ran, jobs in found)
+    # A cold build's workers say what their time went on, each step by kind of job.
+    spent = scaling.worker_time(log)
+    assert [line.split(":")[0] for line in spent] == ["results files", "figure x machine pairs", "pages"]
+    assert spent[0].startswith("results files: results file ") and "chapter " in spent[2]
+    assert all(kind in spent[2] for kind in ("/bench page ", "machine page ", "session page ", "changes page "))
+
+
+def test_the_scaling_tool_shows_each_steps_worker_time_by_kind():
+    log = "\n".join(["INFO    -  bench: warmed pages: 3 of 3 jobs on 2 workers in 1.5 s",
+                     "INFO    -  bench: worker time on pages: chapter 2.0 s (2, 1000 ms each) · "
+                     "machine page 0.5 s (1, 500 ms each)",
+                     "INFO    -  bench: warmed results files: 0 of 3 jobs (done by an earlier build) in 0.0 s"])
+    assert _scaling().worker_time(log) == ["pages: chapter 2.0 s (2, 1000 ms each) · machine page 0.5 s "
+                                           "(1, 500 ms each)"]
 
 
 def test_the_scaling_tool_adds_the_steps_up_to_the_build():

@@ -69,6 +69,19 @@ def test_each_job_runs_once_in_a_worker_process(tmp_path):
     clean(each_job_once, tmp_path)
 
 
+def time_by_kind(tmp: Path) -> None:
+    jobs = [parallel.Job(partial(mark, tmp, f"a{i}"), kind="a") for i in range(3)]
+    jobs += [parallel.Job(partial(mark, tmp, "b"), kind="b"), parallel.Job(fail, kind="c")]
+    spent: dict[str, list[float]] = {}
+    assert parallel.warm(jobs, spent) == 5
+    assert sorted(spent) == ["a", "b"] and len(spent["a"]) == 3 and len(spent["b"]) == 1  # a failed job: none
+    assert all(isinstance(s, float) and s >= 0 for seconds in spent.values() for s in seconds)
+
+
+def test_the_seconds_of_each_finished_job_are_reported_by_its_kind(tmp_path):
+    clean(time_by_kind, tmp_path)
+
+
 def nothing_with_one_worker(tmp: Path) -> None:
     assert parallel.warm([parallel.Job(partial(mark, tmp, "a")), parallel.Job(partial(mark, tmp, "b"))]) == 0
     assert not list(tmp.glob("[ab]"))

@@ -6,8 +6,9 @@ times ``mkdocs build --strict`` (what ``make site`` runs) against the committed 
 against committed + copies, each with an empty build cache (cold) and again with the cache it
 left (warm), and where each build's time went (the hook logs each warming step: results
 files, figure x machine pairs, pages; the rest is mkdocs starting, the catalog between the
-steps, and the build itself in one process). Nothing is
-written into the checkout except the built sites' temp dirs, which are removed.
+steps, and the build itself in one process), and what the workers' time went on in a cold
+build, by kind of job (the total, how many jobs, and the mean). Nothing is written into the
+checkout except the built sites' temp dirs, which are removed.
 
     .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
     .venv/bin/python tools/site_scaling.py --machines 20
@@ -64,6 +65,15 @@ WARMED = re.compile(r"bench: warmed (?P<what>[a-z ]+): (?P<ran>\d+) of (?P<jobs>
                     r"in (?P<seconds>[0-9.]+) s$", re.M)
 
 
+# And what the workers' time went on in each step, by kind of job (docs/.hooks/bench.py, _warm).
+WORKER_TIME = re.compile(r"bench: worker time on (?P<what>[a-z ]+): (?P<kinds>.+)$", re.M)
+
+
+def worker_time(log: str) -> list[str]:
+    """Each warming step's worker time by kind of job, one line a step, from a build's log."""
+    return [f"{m['what']}: {m['kinds']}" for m in WORKER_TIME.finditer(log)]
+
+
 def steps(log: str, total: float) -> str:
     """Where a build's time went, from its log: each warming step, then the rest (mkdocs
     starting, the catalog between the steps, and the build itself in one process: the
@@ -73,8 +83,9 @@ def steps(log: str, total: float) -> str:
     return " · ".join([*parts, f"the rest {total - sum(s for _, s in found):.1f} s"])
 
 
-def build(results: Path, cache: Path, out: Path) -> tuple[float, str]:
-    """Seconds for one strict build, and where they went; a failed build stops the benchmark."""
+def build(results: Path, cache: Path, out: Path) -> tuple[float, str, list[str]]:
+    """Seconds for one strict build, where they went, and the workers' time by kind of job; a
+    failed build stops the benchmark."""
     env = dict(os.environ, BENCH_RESULTS=str(results), BENCH_CACHE=str(cache), NO_MKDOCS_2_WARNING="1")
     env.pop("BENCH_MACHINE", None)
     start = time.perf_counter()
@@ -83,7 +94,7 @@ def build(results: Path, cache: Path, out: Path) -> tuple[float, str]:
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"build against {results} failed:\n{proc.stderr[-3000:]}")
-    return elapsed, steps(proc.stderr, elapsed)
+    return elapsed, steps(proc.stderr, elapsed), worker_time(proc.stderr)
 
 
 def size_mb(folder: Path) -> float:
@@ -101,10 +112,12 @@ def main() -> None:
         print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'pages':>6} {'site MB':>8}")
         for name, results in cases:
             cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"
-            (cold, cold_steps), (warm, warm_steps) = build(results, cache, out), build(results, cache, out)
+            (cold, cold_steps, workers), (warm, warm_steps, _) = build(results, cache, out), build(results, cache, out)
             pages = len(list(out.rglob("index.html")))
             print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {pages:>6} {size_mb(out):>8.1f}", flush=True)
             print(f"    cold: {cold_steps}\n    warm: {warm_steps}", flush=True)
+            for line in workers:  # where a cold build's worker time went, job by kind
+                print(f"    cold workers, {line}", flush=True)
 
 
 if __name__ == "__main__":

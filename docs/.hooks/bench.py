@@ -149,11 +149,11 @@ def on_config(config):
     frames = cache_dir() / "frames"
     _warm("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
                                          parallel.key("file", _stat(file.path), load.code_digest(),
-                                                      cachefile.code_version()))
+                                                      cachefile.code_version()), "results file")
                             for file in layout.discover(results)])
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames)
     _warm("figure x machine pairs", [parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine),
-                                                  _pair_key(cat, fig_id, machine))
+                                                  _pair_key(cat, fig_id, machine), "figure x machine pair")
                                      for fig_id, machine in sorted(cat.frames)])
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
@@ -177,10 +177,15 @@ def _warm(what: str, jobs: list[parallel.Job]) -> None:
     (``tools/site_scaling.py`` reads these lines and shows each step)."""
     todo = len(parallel.pending(jobs))
     start = time.perf_counter()
-    ran = parallel.warm(jobs)
+    spent: dict[str, list[float]] = {}
+    ran = parallel.warm(jobs, spent)
     how = (f"on {min(parallel.workers(), todo)} workers" if ran else "(done by an earlier build)" if not todo
            else "(not warmed: the build makes them itself)")
     log.info(f"bench: warmed {what}: {ran} of {len(jobs)} jobs {how} in {time.perf_counter() - start:.1f} s")
+    if spent:  # what the workers' time went on (the step's seconds times the workers, less idling)
+        log.info(f"bench: worker time on {what}: " + " · ".join(
+            f"{kind} {sum(seconds):.1f} s ({len(seconds)}, {1000 * sum(seconds) / len(seconds):.0f} ms each)"
+            for kind, seconds in sorted(spent.items(), key=lambda item: -sum(item[1]))))
 
 
 def _stat(path: Path) -> str:
@@ -289,16 +294,24 @@ def on_nav(nav, config, files):
     writer = _Writer(build, config)
     state = _state(build, config)  # here, not once in each worker
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
-                         parallel.key("source", f.src_uri, f.content_string, state))
+                         parallel.key("source", f.src_uri, f.content_string, state),
+                         "/bench page" if f.src_uri.startswith(pages.INDEX_SRC.split("/")[0] + "/") else "chapter")
             for f in files.documentation_pages()]
     kept = cachefile.names(writer.bodies)
     for file in build.direct:
         text, _ = file.source
         key = file.cache_key = writer.key(file, text)
         if key and writer.stored(key).name not in kept:
-            jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key)))
+            jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key),
+                                     kind=_direct_kind(file.src_uri)))
     _warm("pages", jobs)
     return nav
+
+
+def _direct_kind(src_uri: str) -> str:
+    if src_uri.startswith(history.CHANGES_DIR + "/"):
+        return "changes page"
+    return "session page" if src_uri.count("/") == 3 else "machine page"  # bench/<fig>/<machine>[/<session>].md
 
 
 def on_env(env, config, files):
