@@ -313,8 +313,9 @@ class Catalog:
                 return ("", Summary.of(self.table(fig_id, machine)))
             except Unavailable as err:
                 return (str(err), None)
-        error, found = self.memo(("summary", fig_id, machine), lambda: self.stored(
-            "summary", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)), made))
+        # The file's path too: a pair that cannot be tabulated is stored as its error, which names it.
+        key = (self.csv_digest(fig_id, machine), str(self.csv_path(fig_id, machine)), machine, repr(fig), repr(sha))
+        error, found = self.memo(("summary", fig_id, machine), lambda: self.stored("summary", key, made))
         if error:
             self.errors[(fig_id, machine)] = error
             self.frames.pop((fig_id, machine), None)

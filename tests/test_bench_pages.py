@@ -9,7 +9,7 @@ import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit.schema import SCHEMA_VERSION
 from benchsite import pages
-from benchsite.catalog import Catalog
+from benchsite.catalog import Catalog, Unavailable
 from benchsite.markers import Context, expand
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
@@ -65,6 +65,19 @@ def test_lists_of_every_machine_read_each_ones_summary_not_its_samples(tmp_path,
     assert again.frames._loaded == {}  # no samples read back
     assert again.summary("fig-demo", "cpu-b") == made.summary("fig-demo", "cpu-b")
     assert again.summary("fig-demo", "cpu-b").runs == made.table("fig-demo", "cpu-b").runs == 5
+
+
+def test_a_stored_summary_of_a_pair_that_cannot_be_tabulated_names_the_file_read_this_time(tmp_path):
+    # The summary keeps the error of a pair whose rows lack a group_by param, and the error
+    # names the file: two copies of one folder, one cache, each build names its own copy.
+    fig = demo_figure(tmp_path, group_by=("m",))  # the rows have n=..., no m
+    for name in ("a", "b"):
+        write_machine(tmp_path / name / "results", "cpu-a")
+    for name in ("a", "b"):
+        cat = Catalog.build(tmp_path / name / "results", {fig.id: fig}, cache=tmp_path / "frames")
+        with pytest.raises(Unavailable, match="results have no params m") as err:
+            cat.summary(fig.id, "cpu-a")
+        assert str(err.value).startswith(f"{tmp_path / name / 'results' / 'cpu-a' / 'demo.csv'}:1: ")
 
 
 def test_chapter_link_only_when_the_chapter_embeds_the_figure(tmp_path, docs):

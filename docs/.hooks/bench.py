@@ -210,7 +210,9 @@ def _warm_file(file: layout.ResultFile, frames: Path) -> None:
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
     fig = cat.figures[fig_id]
     kept = cat.kept(machine, fig.stem)
+    ref = cat.reference(fig_id)  # the pair's comparison is with the reference machine's results
     return parallel.key("pair", repr(fig), repr(cat.current_sha(fig_id)), machine, _stat(cat.csv_path(fig_id, machine)),
+                        ref, _stat(cat.csv_path(fig_id, ref)) if ref else "-",
                         *(_stat(p) for pair in sorted(kept.values()) for p in pair), cachefile.code_version())
 
 
