@@ -105,11 +105,14 @@ def _yaml_block(block: str) -> dict | None:
     return data if data else None
 
 
+BENCH_PAGES = pages.INDEX_SRC.split("/")[0]  # the generated pages' folder under docs/ and the site
+
+
 def direct(uri: str) -> bool:
     """Machine pages (bench/<fig>/<machine>.md), session pages (bench/<fig>/<machine>/<session>.md)
     and what changed per machine (bench/changes/<machine>.md): all but the index and figure pages."""
     parts = uri.split("/")
-    return len(parts) >= 3 and parts[0] == "bench" and parts[-1] != "index.md"
+    return len(parts) >= 3 and parts[0] == BENCH_PAGES and parts[-1] != "index.md"
 
 
 @dataclass
@@ -235,7 +238,7 @@ DIRTY = [False]  # mkdocs says at start-up whether this is a --dirty build (or s
 SERVING = [False]  # and whether it serves the site (a temporary folder, rebuilt on every change)
 # The folders this hook fills with thousands of files: the /bench pages and the downloads (every
 # results file is served under results/: benchkit.layout.published_files).
-REUSED = (pages.INDEX_SRC.split("/")[0], "results")
+REUSED = (BENCH_PAGES, "results")
 
 
 def on_startup(command: str, dirty: bool) -> None:
@@ -297,7 +300,7 @@ def on_nav(nav, config, files):
     state = _state(build, config)  # here, not once in each worker
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state),
-                         "/bench page" if f.src_uri.startswith(pages.INDEX_SRC.split("/")[0] + "/") else "chapter")
+                         "/bench page" if f.src_uri.startswith(BENCH_PAGES + "/") else "chapter")
             for f in files.documentation_pages()]
     kept = cachefile.names(writer.bodies)
     for file in build.direct:
