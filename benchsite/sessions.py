@@ -181,24 +181,46 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
-    parsed_rows = pd.DataFrame(rows)
-    index = parsed_rows.index
-    # Built as one dict of columns and made a frame once: one block per dtype, as load() returns.
-    data = {col: parsed_rows[col] for col in parsed_rows.columns if col != "summary_version"}
-    for col, dtype in parsed_rows.dtypes.items():
-        if isinstance(dtype, pd.StringDtype):
-            # Text as load() keeps it: object values, each distinct one stored once, None where
-            # empty (pandas would make each text column an array of its own, ~30 per session).
-            seen: dict[str, str] = {}
-            data[col] = pd.Series([None if r[col] is None else seen.setdefault(r[col], r[col]) for r in rows],
-                                  index=index, dtype=object)
+    """The typed rows as a frame with the dtypes ``pd.DataFrame(rows)`` would infer, made column
+    by column (a session has a few dozen rows and some fifty columns: inferring them row by row
+    took most of a session's parse). Text as load() keeps it: object values, each distinct one
+    stored once, None where empty; the statistics numeric, an all-empty one NaN as load() reads it."""
+    index = pd.RangeIndex(len(rows))
+    data = {col: _array([r[col] for r in rows]) for col in rows[0] if col != "summary_version"}
     for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
-        data[col] = pd.to_numeric(data[col])  # an all-empty column is NaN, as load() reads it
+        if data[col].dtype == object:
+            data[col] = pd.to_numeric(pd.Series(data[col], index=index)).to_numpy()
     data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
-    data["sample"] = pd.Series(0, index=index)
-    data["detail"] = pd.Series([None] * len(index), index=index, dtype=object)
-    data.update(param_columns(data["params"]))
-    return pd.DataFrame(data, index=index)
+    data["sample"] = np.zeros(len(rows), dtype=np.int64)
+    data["detail"] = np.full(len(rows), None, dtype=object)
+    data.update(param_columns(pd.Series(data["params"], index=index, dtype=object)))
+    # An array of objects as it is: pandas would read an array of text as strings.
+    return pd.DataFrame({col: pd.Series(a, index=index, dtype=object) if a.dtype == object else a
+                         for col, a in data.items()}, index=index)
+
+
+_NONE = type(None)
+
+
+def _array(values: list) -> np.ndarray:
+    """One column's typed cells as the array pandas infers from them: bool, int64, float64
+    (NaN where empty), or object (text, each distinct value once; anything mixed, as it is)."""
+    kinds = set(map(type, values))
+    if kinds == {bool}:
+        return np.array(values, dtype=bool)
+    if kinds == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass  # pandas keeps such integers as objects
+    elif kinds - {_NONE} and kinds <= {int, float, _NONE}:
+        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    elif str in kinds and kinds <= {str, _NONE}:
+        seen: dict[str, str] = {}
+        values = [None if v is None else seen.setdefault(v, v) for v in values]
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def read_texts(summary: Path, runs: Path) -> tuple[str, str]:

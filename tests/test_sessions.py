@@ -10,12 +10,14 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchsite import archive, sessions, stats
 from benchsite.catalog import Catalog
+from benchsite.load import param_columns
 from conftest import REFERENCE, REPO
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
@@ -82,6 +84,61 @@ def test_summaries_equal_what_the_table_model_computes_from_the_raw_file(committ
         assert tab.headline == kept.headline, tab.fig.id
         assert tab.quantities.keys() == kept.quantities.keys() and tab.workloads == kept.workloads
     assert checked >= 20
+
+
+MIXTURES = {  # one column's typed cells, as _typed gives them: each kind and each mixture with empties
+    "ints": [1, 2, 3], "ints and empty": [1, None, 3], "floats": [1.5, 2.0, 0.25], "ints and floats": [1, 2.5, 3],
+    "floats and empty": [None, 2.5, None], "empty": [None, None, None], "bools": [True, False, True],
+    "bools and empty": [True, None, False], "text": ["a", "b", "a"], "text and empty": [None, "x", "x"],
+    "text and a number": ["a", 1, None], "huge ints": [2**70, 1, 2], "bools and ints": [True, 1, 0],
+}
+
+
+def _inferred(rows):
+    """What _frame made before it was made column by column: pandas' inference row by row."""
+    parsed = pd.DataFrame(rows)
+    data = {col: parsed[col] for col in parsed.columns if col != "summary_version"}
+    for col, dtype in parsed.dtypes.items():
+        if isinstance(dtype, pd.StringDtype):
+            seen = {}
+            data[col] = pd.Series([None if r[col] is None else seen.setdefault(r[col], r[col]) for r in rows],
+                                  index=parsed.index, dtype=object)
+    for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
+        data[col] = pd.to_numeric(data[col])
+    data["time_s"] = data["median_s"]
+    data["sample"] = pd.Series(0, index=parsed.index)
+    data["detail"] = pd.Series([None] * len(rows), index=parsed.index, dtype=object)
+    data.update(param_columns(data["params"]))
+    return pd.DataFrame(data, index=parsed.index)
+
+
+def _same(a, b):
+    pd.testing.assert_frame_equal(a, b, check_exact=True)  # values, dtypes, column order
+    for col in a.columns:  # and the objects themselves (None is not NaN; 1 is not True)
+        assert [type(v) for v in a[col].tolist()] == [type(v) for v in b[col].tolist()], col
+
+
+def test_a_sessions_frame_has_the_dtypes_pandas_infers_from_its_rows(committed):
+    base = {"summary_version": 1, "run": 0, "params": "n=1", **{c: 1.0 for c in archive.STAT_COLUMNS},
+            **{c: None for c in archive.OPTIONAL_NUMBERS}, "load_avg_1m": 0.5}
+    for name, cells in MIXTURES.items():
+        # A provenance column, and statistics (numbers or empty there: the validator typed them).
+        for stat in ("other",) if "text" in name or "bool" in name else ("other", "calls", "max_rel_error"):
+            rows = [{**base, stat: cell, "params": f"n={i}"} for i, cell in enumerate(cells)]
+            _same(sessions._frame(rows), _inferred(rows))
+    checked = 0
+    for tab in committed.tables():  # and every session of the committed results, as parse() hands them over
+        for session in sessions.history(committed, tab.fig.id, tab.machine).sessions:
+            rows = [{k: (None if v != v else v) for k, v in r.items()} for r in _rows_of(session)]
+            _same(sessions._frame(rows), _inferred(rows))
+            checked += 1
+    assert checked >= 26
+
+
+def _rows_of(session):
+    frame = session.frame
+    header = [c for c in frame.columns if c not in {"time_s", "sample", "detail"} and not c.startswith("p_")]
+    return [{"summary_version": 1, **dict(zip(header, values))} for values in frame[header].itertuples(index=False)]
 
 
 def test_a_kept_session_of_every_figure_fits_the_budget(committed, tmp_path):
