@@ -70,9 +70,15 @@ class Summary:
         return self.low <= other.high and other.low <= self.high
 
 
-def summarize(values: pd.Series) -> Summary:
-    return Summary(float(values.median()), float(values.min()), float(values.max()), int(values.size),
-                   tuple(float(v) for v in values))
+def summarize(values: pd.Series | np.ndarray) -> Summary:
+    """Median [min..max] of the values that are not NaN (as pandas reduces them); ``runs`` and
+    ``values`` count every one. In numpy: a table asks this of every cell, a page of every value."""
+    every = np.asarray(values, dtype=float)
+    kept = every[~np.isnan(every)]
+    if not kept.size:
+        return Summary(math.nan, math.nan, math.nan, int(every.size), tuple(every.tolist()))
+    return Summary(float(np.median(kept)), float(kept.min()), float(kept.max()), int(every.size),
+                   tuple(every.tolist()))
 
 
 def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:

@@ -1,5 +1,7 @@
 """``stat=min`` and ``stat=mean``: one statistic per run, then median [min..max] over runs."""
 
+import math
+
 import pytest
 
 from benchkit import results
@@ -47,3 +49,30 @@ def test_mean_keeps_the_stall_that_the_median_drops(catalog):
 def test_mean_weights_each_sample_by_the_calls_it_averaged(catalog):
     # (1 ms x 10 + 4 ms x 30) / 40 calls = 3.25 ms; an unweighted mean would say 2.5 ms.
     assert "3.25 ms [3.25..3.25]" in value(catalog, "stat=mean variant=loop")
+
+
+# --- the table model's statistics, in numpy, against pandas' -----------------------------------
+
+def test_run_medians_and_summaries_are_what_pandas_computes():
+    """The table model takes each run's median and each cell's median [min..max] in numpy (one
+    sort per cell): the same numbers as pandas' groupby and Series reductions, to the bit, for
+    odd and even sample counts, runs out of order, and values that round differently."""
+    import numpy as np
+    import pandas as pd
+
+    from benchsite import stats, table
+
+    rng = np.random.default_rng(7)
+    for count in (1, 2, 3, 4, 7, 10):
+        runs = rng.permutation(np.repeat(rng.choice(50, size=5, replace=False), count))
+        times = rng.lognormal(-9, 1, size=runs.size) * (1 + 1e-16 * rng.integers(0, 3, size=runs.size))
+        mine = table._per_run(runs, times)
+        theirs = pd.DataFrame({"run": runs, "time_s": times}).groupby("run")["time_s"].median()
+        pd.testing.assert_series_equal(mine, theirs, check_exact=True)
+        s = pd.Series(theirs.to_numpy())
+        for values in (s, s.where(s.index % 3 != 1)):  # and with NaN, which pandas skips
+            summary = stats.summarize(values)
+            expected = (float(values.median()), float(values.min()), float(values.max()), int(values.size))
+            assert (summary.median, summary.low, summary.high, summary.runs) == expected
+            assert summary.values == tuple(float(v) for v in values) or values.isna().any()
+    assert math.isnan(stats.summarize(pd.Series([float("nan")])).median)
