@@ -267,12 +267,16 @@ class Session:
 
     def within(self, variant: str, row_label: str) -> float:
         """Median over runs of IQR / median, from the kept quartiles (NaN: too few samples)."""
-        row = next(r for r in self.table.rows if r.label == row_label)
-        runs = row.samples
-        kept = (runs["variant"].to_numpy() == variant) & (runs["samples"].to_numpy() >= stats.MIN_WITHIN_SAMPLES)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = ((runs["q3_s"].to_numpy(dtype=float)[kept] - runs["q1_s"].to_numpy(dtype=float)[kept])
-                    / runs["median_s"].to_numpy(dtype=float)[kept])
+        memo = self.__dict__.setdefault("_within", {})  # per row: every variant is asked in turn
+        if row_label not in memo:
+            runs = next(r for r in self.table.rows if r.label == row_label).samples
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = ((runs["q3_s"].to_numpy(dtype=float) - runs["q1_s"].to_numpy(dtype=float))
+                        / runs["median_s"].to_numpy(dtype=float))
+            memo[row_label] = (runs["variant"].to_numpy(),
+                               runs["samples"].to_numpy() >= stats.MIN_WITHIN_SAMPLES, frac)
+        variants, enough, frac = memo[row_label]
+        frac = frac[(variants == variant) & enough]
         frac = frac[~np.isnan(frac)]  # as Series.median skips them
         return float(np.median(frac)) if frac.size else float("nan")
 
