@@ -145,3 +145,33 @@ def test_install_lines_name_the_pinned_versions():
             jax_pin = re.search(r'jax\[[a-z0-9-]+\]==([0-9.]+)', line).group(1)
             numpy_pin = re.search(r"numpy==([0-9.]+)", line).group(1)
             assert (jax_pin, numpy_pin) == (pins["jax"], pins["numpy"]), (doc.name, line)
+
+
+def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_cannot_reuse(tmp_path, monkeypatch):
+    """The published build starts from the last one's cache (each entry keyed by what made it and
+    by the code, so a restored entry is right or never read), restored before the build, under a
+    key that starts afresh with the site's code and pins. The folders keyed by file stamps
+    (inode, times: a fresh checkout never repeats one) are left out, or they would grow with
+    every build; which folders those are is asked of the code that writes them."""
+    from benchsite import parallel
+    from benchsite.buildcache import BuildCache, cache_dir
+
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]["steps"]
+    at = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@"))
+    assert at < next(i for i, s in enumerate(steps) if "make site" in s.get("run", ""))
+    paths = steps[at]["with"]["path"].split()
+    monkeypatch.delenv("BENCH_CACHE", raising=False)
+    default = cache_dir().relative_to(REPO).as_posix()  # what `make site` uses
+    assert paths[0] == default
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "c"))
+    csv = tmp_path / "x.csv"
+    csv.write_text("a\n1\n")
+    BuildCache().compressed(csv)  # remembers the file's digest by its stamp
+    parallel.Job(print, key="k").done_file.parent.mkdir(parents=True)  # a finished warming job
+    stamped = {"warmed", "frames/digest"}
+    made = {p.relative_to(tmp_path / "c").as_posix() for p in (tmp_path / "c").rglob("*") if p.is_dir()}
+    assert stamped <= made and made - stamped <= {"frames", "gzip"}, made
+    assert sorted(paths[1:]) == sorted(f"!{default}/{d}" for d in stamped)
+    key, restore = steps[at]["with"]["key"], steps[at]["with"]["restore-keys"]
+    assert all(f"'{f}'" in key for f in ("requirements.txt", "benchsite/**", "docs/.hooks/**"))
+    assert key == restore + "${{ github.sha }}"
