@@ -203,17 +203,21 @@ _NONE = type(None)
 
 
 def _array(values: list) -> np.ndarray:
-    """One column's typed cells as the array pandas infers from them: bool, int64, float64
-    (NaN where empty), or object (text, each distinct value once; anything mixed, as it is)."""
+    """One column's typed cells as the array pandas infers from them: bool; int64, or uint64 for
+    integers past int64 that are none of them negative; float64 (NaN where empty) for numbers with
+    empties or fractions; objects for text (each distinct value once), for anything mixed, and for
+    integers pandas does not read as numbers (past uint64, or past int64 beside a negative one)."""
     kinds = set(map(type, values))
     if kinds == {bool}:
         return np.array(values, dtype=bool)
-    if kinds == {int}:
-        try:
+    ints = [v for v in values if type(v) is int] if int in kinds else []
+    numbers = all(-2**63 <= v < 2**64 for v in ints)  # the integers pandas reads as numbers
+    if kinds == {int} and numbers:
+        if max(ints) < 2**63:
             return np.array(values, dtype=np.int64)
-        except OverflowError:
-            pass  # pandas keeps such integers as objects
-    elif kinds - {_NONE} and kinds <= {int, float, _NONE}:
+        if min(ints) >= 0:
+            return np.array(values, dtype=np.uint64)
+    elif kinds - {_NONE} and kinds <= {int, float, _NONE} and numbers:
         return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     elif str in kinds and kinds <= {str, _NONE}:
         seen: dict[str, str] = {}

@@ -83,7 +83,22 @@ def summarize(values: pd.Series | np.ndarray) -> Summary:
 
 def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
     """Median of ``column`` (``time_s`` unless told) per run, indexed by run."""
-    return frame.groupby("run")[column].median()
+    return per_run_median(frame["run"].to_numpy(), frame[column].to_numpy(dtype=float), column)
+
+
+def per_run_median(runs: np.ndarray, values: np.ndarray, name: str = "time_s") -> pd.Series:
+    """The median of ``values`` in each run, indexed by run in order: ``groupby("run").median()``
+    to the bit, in numpy (a table asks it of every cell): one sort, NaN skipped (a run with no
+    value left is NaN), the median of an even count the mean of the middle two, as pandas takes it."""
+    values = np.asarray(values, dtype=float)
+    if not runs.size:
+        return pd.Series(values, index=pd.Index(runs, name="run"), name=name)
+    order = np.lexsort((values, runs))  # by run, then value, NaN last within a run
+    runs, values = runs[order], values[order]
+    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    counts = np.add.reduceat(~np.isnan(values), starts)  # the values that are not NaN, first in each run
+    medians = (values[starts + np.maximum(counts - 1, 0) // 2] + values[starts + counts // 2]) / 2
+    return pd.Series(medians, index=pd.Index(runs[starts], name="run"), name=name)
 
 
 def run_minima(frame: pd.DataFrame) -> pd.Series:

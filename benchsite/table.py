@@ -89,29 +89,18 @@ class Spread:
     noise: str  # stats.noise_label of the noisiest row
 
 
-def _per_run(runs: np.ndarray, times: np.ndarray) -> pd.Series:
-    """Median time per run, indexed by run in order (``groupby("run").median()``, in numpy: one
-    sort; the median of an even count is the mean of the middle two, as pandas takes it)."""
-    order = np.lexsort((times, runs))
-    runs, times = runs[order], times[order]
-    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
-    counts = np.diff(np.r_[starts, runs.size])
-    medians = (times[starts + (counts - 1) // 2] + times[starts + counts // 2]) / 2
-    return pd.Series(medians, index=pd.Index(runs[starts], name="run"), name="time_s")
-
-
 def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
     variants, runs = samples["variant"].to_numpy(), samples["run"].to_numpy()
     times = samples["time_s"].to_numpy(dtype=float)
-    per_run = {v: _per_run(runs[at], times[at]) for v in fig.variants if (at := variants == v).any()}
+    per_run = {v: stats.per_run_median(runs[at], times[at]) for v in fig.variants if (at := variants == v).any()}
     ratio, verdict = None, None
     if fig.ratio and all(v in per_run for v in fig.ratio):
         a, b = per_run[fig.ratio[0]], per_run[fig.ratio[1]]
         _, in_a, in_b = np.intersect1d(a.index, b.index, assume_unique=True, return_indices=True)  # in run order
-        a, b = a.to_numpy()[in_a], b.to_numpy()[in_b]  # the runs both have
-        if a.size:
-            ratio = stats.summarize(a / b)
-        verdict = stats.paired_verdict(a, b) if fig.ratio_verdict else None
+        paired_a, paired_b = a.to_numpy()[in_a], b.to_numpy()[in_b]  # the runs both have
+        if paired_a.size:
+            ratio = stats.summarize(paired_a / paired_b)
+        verdict = stats.paired_verdict(paired_a, paired_b) if fig.ratio_verdict else None
     params = {k: str(samples[f"p_{k}"].iloc[0]) for k in fig.group_by}
     return Row(label, params, samples, per_run, {v: stats.summarize(m) for v, m in per_run.items()},
                ratio, verdict)

@@ -90,7 +90,12 @@ MIXTURES = {  # one column's typed cells, as _typed gives them: each kind and ea
     "ints": [1, 2, 3], "ints and empty": [1, None, 3], "floats": [1.5, 2.0, 0.25], "ints and floats": [1, 2.5, 3],
     "floats and empty": [None, 2.5, None], "empty": [None, None, None], "bools": [True, False, True],
     "bools and empty": [True, None, False], "text": ["a", "b", "a"], "text and empty": [None, "x", "x"],
-    "text and a number": ["a", 1, None], "huge ints": [2**70, 1, 2], "bools and ints": [True, 1, 0],
+    "text and a number": ["a", 1, None], "bools and ints": [True, 1, 0],
+    # Integers past int64: pandas reads them as uint64 (none negative), floats (with empties or
+    # fractions), or keeps them as they are (past uint64, or beside a negative one).
+    "ints past int64": [2**63, 1, 2], "ints past int64 and a negative": [2**63, -1, 0],
+    "ints past int64 and empty": [2**63, None, 1], "ints past int64 and floats": [2**63, 2.5, 1.0],
+    "huge ints": [2**70, 1, 2], "huge ints and empty": [2**70, None, 1], "huge ints and floats": [2**70, 1.5, 2.0],
 }
 
 
@@ -116,6 +121,8 @@ def _same(a, b):
     pd.testing.assert_frame_equal(a, b, check_exact=True)  # values, dtypes, column order
     for col in a.columns:  # and the objects themselves (None is not NaN; 1 is not True)
         assert [type(v) for v in a[col].tolist()] == [type(v) for v in b[col].tolist()], col
+        texts = [v for v in a[col].tolist() if isinstance(v, str)] if not col.startswith("p_") else []
+        assert len({id(v) for v in texts}) == len(set(texts)), col  # each distinct text of a row stored once
 
 
 def test_a_sessions_frame_has_the_dtypes_pandas_infers_from_its_rows(committed):

@@ -2,9 +2,12 @@
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from benchkit import results
+from benchsite import stats, table
 from benchsite.catalog import Catalog
 from benchsite.figures import Figure
 from benchsite.markers import Context, expand
@@ -54,25 +57,47 @@ def test_mean_weights_each_sample_by_the_calls_it_averaged(catalog):
 # --- the table model's statistics, in numpy, against pandas' -----------------------------------
 
 def test_run_medians_and_summaries_are_what_pandas_computes():
-    """The table model takes each run's median and each cell's median [min..max] in numpy (one
-    sort per cell): the same numbers as pandas' groupby and Series reductions, to the bit, for
-    odd and even sample counts, runs out of order, and values that round differently."""
-    import numpy as np
-    import pandas as pd
-
-    from benchsite import stats, table
-
+    """The table model and the value markers take each run's median (``stats.per_run_median``) and
+    each cell's median [min..max] (``stats.summarize``) in numpy: the same numbers as pandas'
+    groupby and Series reductions, to the bit, for odd and even counts, runs out of order, values
+    that round differently, and NaN (skipped; a run with nothing left is NaN)."""
     rng = np.random.default_rng(7)
     for count in (1, 2, 3, 4, 7, 10):
         runs = rng.permutation(np.repeat(rng.choice(50, size=5, replace=False), count))
         times = rng.lognormal(-9, 1, size=runs.size) * (1 + 1e-16 * rng.integers(0, 3, size=runs.size))
-        mine = table._per_run(runs, times)
-        theirs = pd.DataFrame({"run": runs, "time_s": times}).groupby("run")["time_s"].median()
-        pd.testing.assert_series_equal(mine, theirs, check_exact=True)
+        for values in (times, np.where(rng.random(runs.size) < 0.3, np.nan, times)):
+            theirs = pd.DataFrame({"run": runs, "x": values}).groupby("run")["x"].median()
+            pd.testing.assert_series_equal(stats.per_run_median(runs, values, "x"), theirs, check_exact=True)
         s = pd.Series(theirs.to_numpy())
-        for values in (s, s.where(s.index % 3 != 1)):  # and with NaN, which pandas skips
+        for values in (s, s.where(s.index % 3 != 1)):
             summary = stats.summarize(values)
             expected = (float(values.median()), float(values.min()), float(values.max()), int(values.size))
-            assert (summary.median, summary.low, summary.high, summary.runs) == expected
-            assert summary.values == tuple(float(v) for v in values) or values.isna().any()
+            np.testing.assert_equal((summary.median, summary.low, summary.high, summary.runs), expected)
+            np.testing.assert_equal(summary.values, values.to_numpy(dtype=float))  # every run, NaN kept, in order
+    empty = pd.DataFrame({"run": np.array([], dtype=np.int64), "x": np.array([])})
+    pd.testing.assert_series_equal(stats.run_medians(empty, "x"), empty.groupby("run")["x"].median())
     assert math.isnan(stats.summarize(pd.Series([float("nan")])).median)
+
+
+def test_a_rows_ratio_and_verdict_pair_only_the_runs_both_variants_have(tmp_path):
+    """A variant missing from some runs: the ratio column and the paired verdict are over the runs
+    both variants have, each run's a over that same run's b (pandas' index alignment, spelled out)."""
+    script = tmp_path / "pair_demo.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-pair-demo", stem="pair_demo", script=script, title="t", caption="c",
+                 chapter="index.md", variants=("a", "b"), ratio=("a", "b"))
+    rng = np.random.default_rng(3)
+    for a_runs, b_runs in (([0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 4, 5, 6, 7, 9]),  # some in one variant only
+                           ([5, 3, 8, 1, 9, 2], [2, 8, 5, 3, 1]),  # out of order
+                           ([0, 1, 2], [3, 4, 5])):  # none in common
+        rows = [{"variant": v, "run": r, "time_s": float(rng.lognormal(-9, 0.2)) * (1.5 if v == "a" else 1)}
+                for v, runs in (("a", a_runs), ("b", b_runs)) for r in runs for _ in range(3)]
+        frame = pd.DataFrame(rows)
+        row = table._row("", frame, fig)
+        medians = frame.groupby(["variant", "run"])["time_s"].median()
+        a, b = medians.loc["a"], medians.loc["b"]
+        common = a.index.intersection(b.index)
+        assert row.ratio == (stats.summarize(a[common] / b[common]) if len(common) else None)
+        assert row.ratio is None or row.ratio.values == tuple((a[common] / b[common]).tolist())
+        assert repr(row.verdict) == repr(stats.paired_verdict(a, b))
+        assert row.verdict.runs == len(common)
