@@ -211,12 +211,10 @@ def _array(values: list) -> np.ndarray:
     if kinds == {bool}:
         return np.array(values, dtype=bool)
     ints = [v for v in values if type(v) is int] if int in kinds else []
-    numbers = all(-2**63 <= v < 2**64 for v in ints)  # the integers pandas reads as numbers
+    # The integers pandas reads as numbers: all within int64, or all within uint64.
+    numbers = not ints or (min(ints) >= -2**63 and max(ints) < 2**63) or (min(ints) >= 0 and max(ints) < 2**64)
     if kinds == {int} and numbers:
-        if max(ints) < 2**63:
-            return np.array(values, dtype=np.int64)
-        if min(ints) >= 0:
-            return np.array(values, dtype=np.uint64)
+        return np.array(values, dtype=np.int64 if max(ints) < 2**63 else np.uint64)
     elif kinds - {_NONE} and kinds <= {int, float, _NONE} and numbers:
         return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     elif str in kinds and kinds <= {str, _NONE}:

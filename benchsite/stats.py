@@ -87,9 +87,11 @@ def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
 
 
 def per_run_median(runs: np.ndarray, values: np.ndarray, name: str = "time_s") -> pd.Series:
-    """The median of ``values`` in each run, indexed by run in order: ``groupby("run").median()``
-    to the bit, in numpy (a table asks it of every cell): one sort, NaN skipped (a run with no
-    value left is NaN), the median of an even count the mean of the middle two, as pandas takes it."""
+    """The median of ``values`` in each run, indexed by run in order: the numbers of
+    ``groupby("run").median()`` on a float column, in numpy (a table asks it of every cell): one
+    sort, NaN skipped (a run with no value left is NaN), the median of an even count the mean of
+    the middle two, as pandas takes it. (Pandas' own selection can leave a zero's sign as the
+    input had it; a time is never zero.)"""
     values = np.asarray(values, dtype=float)
     if not runs.size:
         return pd.Series(values, index=pd.Index(runs, name="run"), name=name)
@@ -97,7 +99,10 @@ def per_run_median(runs: np.ndarray, values: np.ndarray, name: str = "time_s") -
     runs, values = runs[order], values[order]
     starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
     counts = np.add.reduceat(~np.isnan(values), starts)  # the values that are not NaN, first in each run
-    medians = (values[starts + np.maximum(counts - 1, 0) // 2] + values[starts + counts // 2]) / 2
+    low, high = values[starts + np.maximum(counts - 1, 0) // 2], values[starts + counts // 2]
+    # An odd count's middle is taken as it is; an even count's mean overflows as pandas' does.
+    with np.errstate(over="ignore"):
+        medians = np.where(counts % 2 == 1, high, (low + high) / 2)
     return pd.Series(medians, index=pd.Index(runs[starts], name="run"), name=name)
 
 

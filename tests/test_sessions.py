@@ -95,6 +95,9 @@ MIXTURES = {  # one column's typed cells, as _typed gives them: each kind and ea
     # fractions), or keeps them as they are (past uint64, or beside a negative one).
     "ints past int64": [2**63, 1, 2], "ints past int64 and a negative": [2**63, -1, 0],
     "ints past int64 and empty": [2**63, None, 1], "ints past int64 and floats": [2**63, 2.5, 1.0],
+    "ints past int64, a negative and empty": [None, -1, 2**63],
+    "ints past int64, a negative and a float": [1.5, -1, 2**63],
+    "the ends of int64 and uint64": [-2**63, 2**63 - 1, None], "the end of uint64": [2**64 - 1, 0, 2**63],
     "huge ints": [2**70, 1, 2], "huge ints and empty": [2**70, None, 1], "huge ints and floats": [2**70, 1.5, 2.0],
 }
 

@@ -74,6 +74,9 @@ def test_run_medians_and_summaries_are_what_pandas_computes():
             expected = (float(values.median()), float(values.min()), float(values.max()), int(values.size))
             np.testing.assert_equal((summary.median, summary.low, summary.high, summary.runs), expected)
             np.testing.assert_equal(summary.values, values.to_numpy(dtype=float))  # every run, NaN kept, in order
+    huge = np.array([1e308, 9e307, 1e308])  # an odd count's middle is taken as it is: 1e308 + 1e308 overflows
+    pd.testing.assert_series_equal(stats.per_run_median(np.array([1, 2, 2]), huge, "x"),
+                                   pd.DataFrame({"run": [1, 2, 2], "x": huge}).groupby("run")["x"].median())
     empty = pd.DataFrame({"run": np.array([], dtype=np.int64), "x": np.array([])})
     pd.testing.assert_series_equal(stats.run_medians(empty, "x"), empty.groupby("run")["x"].median())
     assert math.isnan(stats.summarize(pd.Series([float("nan")])).median)
