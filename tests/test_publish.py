@@ -151,18 +151,19 @@ def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_can
     """The published build starts from the last one's cache (each entry keyed by what made it and
     by the code, so a restored entry is right or never read), restored before the build, under a
     key that starts afresh with the site's code and pins. The folders keyed by file stamps
-    (inode, times: a fresh checkout never repeats one) are left out, or they would grow with
-    every build; which folders those are is asked of the code that writes them."""
+    (inode, times: a fresh checkout never repeats one) are removed after the build, before the
+    cache is saved, or they would grow with every build; which folders those are is asked of the
+    code that writes them."""
     from benchsite import parallel
     from benchsite.buildcache import BuildCache, cache_dir
 
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]["steps"]
     at = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@"))
-    assert at < next(i for i, s in enumerate(steps) if "make site" in s.get("run", ""))
-    paths = steps[at]["with"]["path"].split()
+    build = next(i for i, s in enumerate(steps) if "make site" in s.get("run", ""))
+    assert at < build
     monkeypatch.delenv("BENCH_CACHE", raising=False)
     default = cache_dir().relative_to(REPO).as_posix()  # what `make site` uses
-    assert paths[0] == default
+    assert steps[at]["with"]["path"] == default
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "c"))
     csv = tmp_path / "x.csv"
     csv.write_text("a\n1\n")
@@ -171,7 +172,8 @@ def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_can
     stamped = {"warmed", "frames/digest"}
     made = {p.relative_to(tmp_path / "c").as_posix() for p in (tmp_path / "c").rglob("*") if p.is_dir()}
     assert stamped <= made and made - stamped <= {"frames", "gzip"}, made
-    assert sorted(paths[1:]) == sorted(f"!{default}/{d}" for d in stamped)
+    removed = [s["run"].split() for s in steps[build + 1:] if s.get("run", "").startswith("rm -rf ")]
+    assert [sorted(r[2:]) for r in removed] == [sorted(f"{default}/{d}" for d in stamped)]
     key, restore = steps[at]["with"]["key"], steps[at]["with"]["restore-keys"]
     assert all(f"'{f}'" in key for f in ("requirements.txt", "benchsite/**", "docs/.hooks/**"))
     assert key == restore + "${{ github.sha }}"
