@@ -224,6 +224,13 @@ def _paired_decide(d: np.ndarray) -> tuple[np.ndarray, ...]:
     return ok, med, agree, floor
 
 
+def paired_runs(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Two variants' run medians (indexed by run) over the runs both have, aligned run by run in
+    run order: what the ratio column and the paired verdict compare."""
+    _, in_a, in_b = np.intersect1d(a.index, b.index, assume_unique=True, return_indices=True)
+    return a.to_numpy(dtype=float)[in_a], b.to_numpy(dtype=float)[in_b]
+
+
 def paired_verdict(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray) -> Verdict:
     """Variants a and b measured in the same runs: ``a`` and ``b`` are run medians
     indexed by run (Series), or arrays already aligned run by run.
@@ -233,8 +240,7 @@ def paired_verdict(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray) -> Verd
     sign test at PAIRED_ALPHA, and (3) |median d| exceeds the floor
     max(log(1 + MIN_EFFECT), PAIRED_K x robust SD of the d_i)."""
     if isinstance(a, pd.Series) and isinstance(b, pd.Series):
-        common = a.index.intersection(b.index)
-        a, b = a[common].to_numpy(float), b[common].to_numpy(float)
+        a, b = paired_runs(a, b)
     a, b = np.asarray(a, float), np.asarray(b, float)
     keep = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b)
     d = np.log(a[keep] / b[keep])

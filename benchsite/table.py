@@ -18,7 +18,6 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from . import metrics, stats
@@ -95,9 +94,7 @@ def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
     per_run = {v: stats.per_run_median(runs[at], times[at]) for v in fig.variants if (at := variants == v).any()}
     ratio, verdict = None, None
     if fig.ratio and all(v in per_run for v in fig.ratio):
-        a, b = per_run[fig.ratio[0]], per_run[fig.ratio[1]]
-        _, in_a, in_b = np.intersect1d(a.index, b.index, assume_unique=True, return_indices=True)  # in run order
-        paired_a, paired_b = a.to_numpy()[in_a], b.to_numpy()[in_b]  # the runs both have
+        paired_a, paired_b = stats.paired_runs(per_run[fig.ratio[0]], per_run[fig.ratio[1]])
         if paired_a.size:
             ratio = stats.summarize(paired_a / paired_b)
         verdict = stats.paired_verdict(paired_a, paired_b) if fig.ratio_verdict else None
