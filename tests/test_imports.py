@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from pathlib import Path
 
 from conftest import REPO
 
@@ -102,3 +103,30 @@ def test_the_runners_edit_is_a_fallback_only():
     inside = {n.lineno for h in handlers for n in ast.walk(h) if hasattr(n, "lineno")}
     edits = path_edits(source)
     assert edits and set(edits) <= inside
+
+
+def test_every_data_file_of_the_packages_is_declared_for_an_install():
+    """A wheel or a plain ``pip install .`` carries a package's modules and only the data files that
+    pyproject.toml names; the editable install reads the checkout and would never show one missing
+    (``figure.md`` and ``peaks.csv`` were, once). Each file under a package that is not a module
+    must match a package-data pattern (a path relative to that package's folder)."""
+    import fnmatch
+    import tomllib
+
+    setup = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {name: REPO / folder for name, folder in setup["package-dir"].items()}
+
+    def folder(package: str) -> Path:
+        top, *rest = package.split(".")
+        return roots.get(top, REPO / top).joinpath(*rest)
+
+    declared = {folder(p): setup.get("package-data", {}).get(p, []) for p in setup["packages"]}
+    undeclared = []
+    for top in {folder(p.split(".")[0]) for p in setup["packages"]}:
+        for path in sorted(top.rglob("*")):
+            if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            if not any(path.is_relative_to(base) and fnmatch.fnmatch(path.relative_to(base).as_posix(), pattern)
+                       for base, patterns in declared.items() for pattern in patterns):
+                undeclared.append(str(path.relative_to(REPO)))
+    assert not undeclared, f"data files a plain install would leave out (pyproject.toml package-data): {undeclared}"
