@@ -298,10 +298,13 @@ def on_nav(nav, config, files):
     build.nav = nav
     writer = _Writer(build, config)
     state = _state(build, config)  # here, not once in each worker
+    # A notebook first: converting one is the longest job by far, and started last it would keep
+    # one worker busy after the other had finished everything else.
+    sources = sorted(files.documentation_pages(), key=lambda f: not f.src_uri.endswith(".ipynb"))
     jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
                          parallel.key("source", f.src_uri, f.content_string, state),
                          "/bench page" if f.src_uri.startswith(BENCH_PAGES + "/") else "chapter")
-            for f in files.documentation_pages()]
+            for f in sources]
     kept = cachefile.names(writer.bodies)
     for file in build.direct:
         text, _ = file.source

@@ -1,6 +1,12 @@
 """MkDocs glue: a notebook page keeps only the part of mkdocs-jupyter's inlined stylesheet it
-uses (benchsite/notebook_page.py says why; the stored outputs are not touched). Pruning parses
-a large stylesheet, so the result is kept under the build cache by the page and the pruning code."""
+uses (benchsite/notebook_page.py says why; the stored outputs are not touched).
+
+The stylesheets are in the page's content (the converted notebook), scoped to its
+``.jupyter-wrapper``, so the content is pruned, as mkdocs hands it over after rendering. That
+makes it part of what a warming worker does with the page (``docs/.hooks/bench.py``,
+``_warm_source``), where parsing the 590 KB stylesheet no longer holds up the build's one
+process; the search index reads the pruned content too. The result is kept under the build
+cache by the content and the pruning code, so the build finds what the worker made."""
 
 import hashlib
 from pathlib import Path
@@ -9,15 +15,15 @@ from benchsite import cachefile, notebook_page
 from benchsite.buildcache import cache_dir
 
 
-def on_post_page(output: str, page, config) -> str:
+def on_page_content(html: str, page, config, files) -> str:
     if not page.file.src_uri.endswith(".ipynb"):
-        return output
+        return html
     code = Path(notebook_page.__file__).read_bytes() + notebook_page.tinycss2.__version__.encode()
-    digest = hashlib.sha256(code + output.encode()).hexdigest()
+    digest = hashlib.sha256(code + html.encode()).hexdigest()
     stored = cache_dir() / "notebook" / f"{digest}.pkl"
     found = cachefile.read(stored)
     if isinstance(found, str):
         return found
-    pruned = notebook_page.prune_page(output)
+    pruned = notebook_page.prune_page(html)
     cachefile.write(stored, pruned)
     return pruned
