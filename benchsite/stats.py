@@ -152,20 +152,22 @@ def within_spread(frame: pd.DataFrame) -> float:
 
 
 def ratio_per_run(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
-    """Per-run ratio of run medians a / b, over the runs both have."""
+    """Per-run ratio of run medians a / b, over the runs both have (``paired_runs``), by run."""
     ra, rb = run_medians(a), run_medians(b)
-    common = ra.index.intersection(rb.index)
-    return ra[common] / rb[common]
+    runs, in_a, in_b = common_runs(ra, rb)
+    return pd.Series(ra.to_numpy()[in_a] / rb.to_numpy()[in_b], index=runs, name=ra.name)
 
 
 def diff_per_run(a: pd.DataFrame, b: pd.DataFrame, per_window: bool = False) -> pd.Series:
-    """Per-run difference of run medians a - b, in seconds per call; with
-    ``per_window``, times a's calls per sample: what a whole timed window of a
-    (a loop of ``calls`` calls) lost against b."""
+    """Per-run difference of run medians a - b, in seconds per call, over the runs both have
+    (``paired_runs``), by run; with ``per_window``, times a's calls per sample: what a whole
+    timed window of a (a loop of ``calls`` calls) lost against b."""
     ra, rb = run_medians(a), run_medians(b)
-    common = ra.index.intersection(rb.index)
-    lost = ra[common] - rb[common]
-    return lost * run_medians(a, "calls")[common] if per_window else lost
+    runs, in_a, in_b = common_runs(ra, rb)
+    lost = ra.to_numpy()[in_a] - rb.to_numpy()[in_b]
+    if per_window:  # a's calls per run share a's runs, so the same positions pick them
+        lost = lost * run_medians(a, "calls").to_numpy()[in_a]
+    return pd.Series(lost, index=runs, name=None if per_window else ra.name)  # a window's loss is not a time_s
 
 
 # --- the verdict rules ---------------------------------------------------------------------
@@ -224,10 +226,17 @@ def _paired_decide(d: np.ndarray) -> tuple[np.ndarray, ...]:
     return ok, med, agree, floor
 
 
+def common_runs(a: pd.Series, b: pd.Series) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """The runs two series indexed by run both have, in run order, and where each is in ``a``
+    and in ``b``: the one pairing rule of two variants measured in the same runs."""
+    runs, in_a, in_b = np.intersect1d(a.index, b.index, assume_unique=True, return_indices=True)
+    return pd.Index(runs, name="run"), in_a, in_b
+
+
 def paired_runs(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Two variants' run medians (indexed by run) over the runs both have, aligned run by run in
     run order: what the ratio column and the paired verdict compare."""
-    _, in_a, in_b = np.intersect1d(a.index, b.index, assume_unique=True, return_indices=True)
+    _, in_a, in_b = common_runs(a, b)
     return a.to_numpy(dtype=float)[in_a], b.to_numpy(dtype=float)[in_b]
 
 

@@ -104,3 +104,27 @@ def test_a_rows_ratio_and_verdict_pair_only_the_runs_both_variants_have(tmp_path
         assert row.ratio is None or row.ratio.values == tuple((a[common] / b[common]).tolist())
         assert repr(row.verdict) == repr(stats.paired_verdict(a, b))
         assert row.verdict.runs == len(common)
+
+
+def test_the_value_markers_ratio_and_difference_pair_only_the_runs_both_variants_have():
+    """``stats.ratio_per_run`` and ``diff_per_run`` (the value markers' ``ratio`` and ``diff``)
+    pair through ``stats.common_runs``, as the table model does: each run's a against that same
+    run's b, over the runs both have, by run; the difference per timed window times a's calls.
+    The reference is pandas' index alignment, spelled out."""
+    rng = np.random.default_rng(11)
+    for a_runs, b_runs in (([0, 1, 2, 3, 4, 5, 6, 7], [1, 2, 4, 5, 6, 7, 9]),  # some in one variant only
+                           ([5, 3, 8, 1, 9, 2], [2, 8, 5, 3, 1]),  # out of order
+                           ([0, 1, 2], [3, 4, 5])):  # none in common
+        frames = [pd.DataFrame([{"run": r, "time_s": float(rng.lognormal(-9, 0.2)) * scale,
+                                 "calls": int(rng.integers(1, 50))} for r in runs for _ in range(3)])
+                  for runs, scale in ((a_runs, 1.5), (b_runs, 1.0))]
+        a, b = (f.groupby("run")["time_s"].median() for f in frames)
+        calls = frames[0].groupby("run")["calls"].median()
+        common = a.index.intersection(b.index)
+        expected = {"ratio": a[common] / b[common], "diff": a[common] - b[common],
+                    "window": (a[common] - b[common]) * calls[common]}
+        got = {"ratio": stats.ratio_per_run(*frames), "diff": stats.diff_per_run(*frames),
+               "window": stats.diff_per_run(*frames, per_window=True)}
+        for name, series in got.items():
+            pd.testing.assert_series_equal(series, expected[name], check_exact=True, check_index_type=False,
+                                           obj=f"{name} over runs {a_runs} and {b_runs}")
