@@ -63,6 +63,30 @@ def built(repo_copy):
     return repo_copy / "site"
 
 
+def test_the_scaling_benchmarks_restored_build_starts_where_the_pages_workflow_does(tmp_path):
+    """tools/site_scaling.py's third build is the Pages workflow's next one: the same results at
+    the same path as new files (a checkout makes new inodes and times, which the stamp-keyed
+    entries are keyed by), and the cache without the folders the workflow's ``rm -rf`` step
+    removes (read from the workflow, so the two cannot drift apart)."""
+    scaling = _scaling()
+    assert scaling.workflow_removes() == ["warmed", "frames/digest"]
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    (results / "m").mkdir(parents=True)
+    csv = results / "m" / "x.csv"
+    csv.write_text("a\n1\n")
+    os.utime(csv, (1_000_000, 1_000_000))
+    before = csv.stat()
+    for folder in ("warmed", "frames/digest", "frames", "gzip", "page"):
+        (cache / folder).mkdir(parents=True, exist_ok=True)
+        (cache / folder / "entry.pkl").write_bytes(b"x")
+    scaling.check_out_again(results, cache)
+    after = csv.stat()
+    assert csv.read_text() == "a\n1\n" and after.st_mtime_ns != before.st_mtime_ns
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("results")] == ["results"]
+    kept = sorted(p.parent.relative_to(cache).as_posix() for p in cache.rglob("entry.pkl"))
+    assert kept == ["frames", "gzip", "page"]
+
+
 def test_a_build_says_how_long_each_warming_step_took(built, repo_copy):
     """Each warming step logs its jobs and seconds (docs/.hooks/bench.py, _warm) in the form
     tools/site_scaling.py reads to show where a build's time went."""

@@ -3,8 +3,10 @@
 Copies every committed results file into N synthetic machine folders (other labels,
 same samples) in a temp dir beside the committed folders (which the chapters quote), then
 times ``mkdocs build --strict`` (what ``make site`` runs) against the committed results and
-against committed + copies, each with an empty build cache (cold) and again with the cache it
-left (warm), and where each build's time went (the hook logs each warming step: results
+against committed + copies, each with an empty build cache (cold), again with the cache it
+left (warm), and once more as the Pages workflow builds (restored: the results checked out
+afresh, so every file has a new inode and times, and the cache restored without the folders
+the workflow removes before saving it), and where each build's time went (the hook logs each warming step: results
 files, figure x machine pairs, pages; the rest is mkdocs starting, the catalog between the
 steps, and the build itself in one process), and what the workers' time went on in a cold
 build, by kind of job (the total, how many jobs, and the mean). Nothing is written into the
@@ -30,6 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
+WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
+CACHE = ".cache/bench/"  # where the workflow's build keeps its cache (make site's default)
 
 
 def relabel(text: str, machine: str) -> str:
@@ -97,6 +101,27 @@ def build(results: Path, cache: Path, out: Path) -> tuple[float, str, list[str]]
     return elapsed, steps(proc.stderr, elapsed), worker_time(proc.stderr)
 
 
+def workflow_removes() -> list[str]:
+    """The build cache's folders the Pages workflow removes before saving the cache (its
+    ``rm -rf`` step after the build), relative to the cache."""
+    found = [p.removeprefix(CACHE) for line in re.findall(r"^\s*run: rm -rf (.+)$", WORKFLOW.read_text(), re.M)
+             for p in line.split() if p.startswith(CACHE)]
+    if not found:
+        sys.exit(f"{WORKFLOW}: no 'rm -rf {CACHE}...' step found; the restored build cannot be set up as it builds")
+    return found
+
+
+def check_out_again(results: Path, cache: Path) -> None:
+    """What the next Pages build starts from: the same results at the same place in a fresh
+    checkout (new files: new inodes and times), and the saved cache less what the workflow removes."""
+    fresh = results.with_name(results.name + "-checkout")
+    shutil.copytree(results, fresh, copy_function=shutil.copyfile)  # contents only, no times
+    shutil.rmtree(results)
+    fresh.rename(results)
+    for folder in workflow_removes():
+        shutil.rmtree(cache / folder, ignore_errors=True)
+
+
 def size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
@@ -108,14 +133,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="site-scaling-") as tmp:
         tmp_path = Path(tmp)
         synthesize(REPO / "results", tmp_path / "results", args.machines)
-        cases = [("committed results", REPO / "results"), (f"{args.machines} more folders", tmp_path / "results")]
-        print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'pages':>6} {'site MB':>8}")
+        # The committed results are built from a copy too: the restored build checks them out afresh.
+        shutil.copytree(REPO / "results", tmp_path / "committed" / "results")
+        cases = [("committed results", tmp_path / "committed" / "results"),
+                 (f"{args.machines} more folders", tmp_path / "results")]
+        print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'restored':>9} {'pages':>6} {'site MB':>8}")
         for name, results in cases:
             cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"
             (cold, cold_steps, workers), (warm, warm_steps, _) = build(results, cache, out), build(results, cache, out)
+            check_out_again(results, cache)
+            restored, restored_steps, _ = build(results, cache, out.with_name(out.name + "-restored"))  # no site yet
             pages = len(list(out.rglob("index.html")))
-            print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {pages:>6} {size_mb(out):>8.1f}", flush=True)
-            print(f"    cold: {cold_steps}\n    warm: {warm_steps}", flush=True)
+            print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {restored:>8.1f}s {pages:>6} {size_mb(out):>8.1f}",
+                  flush=True)
+            print(f"    cold: {cold_steps}\n    warm: {warm_steps}\n    restored: {restored_steps}", flush=True)
             for line in workers:  # where a cold build's worker time went, job by kind
                 print(f"    cold workers, {line}", flush=True)
 
