@@ -13,6 +13,7 @@ file's place names, and duplicates.
 from __future__ import annotations
 
 import csv
+import datetime
 import functools
 import hashlib
 import math
@@ -55,6 +56,13 @@ INT_PATTERN = r"[+-]?[0-9]+"
 _INT = re.compile(INT_PATTERN)
 BOOLS = {"true": True, "false": False}
 KEY = ["run", "variant", "params", "sample"]  # one sample; a second row with the same key is a duplicate
+# A session id names a folder of kept sessions and a page's URL (/bench/<fig>/<machine>/<session>/),
+# so it is one path segment; make bench writes 20261201T104500Z-3f2a (older files: "unknown").
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# When a run's process started, as the harness writes it (provenance.utc_now): the site shows its
+# day, and the run-order chapter reads it as a time.
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 class ResultsError(ValueError):
@@ -215,6 +223,12 @@ def _row_checks(raw: pd.DataFrame, file: ResultFile, version: int, lines: list[i
          lambda i: f"figure_id {raw['figure_id'].iat[i]!r} does not match the file name (expected {expected_id!r})"),
         (raw["machine"].ne(file.machine).to_numpy(),
          lambda i: f"machine {raw['machine'].iat[i]!r} does not match its folder {file.machine!r}"),
+        (~_by_distinct(raw["session_id"], session_id_ok),
+         lambda i: f"session_id {raw['session_id'].iat[i]!r} is not a session id (letters, digits, '.', '_' "
+                   f"and '-', as make bench writes them: 20261201T104500Z-3f2a)"),
+        (~_by_distinct(raw["timestamp_utc"], timestamp_ok),
+         lambda i: f"timestamp_utc {raw['timestamp_utc'].iat[i]!r} is not a UTC time of the form "
+                   f"2026-12-01T10:45:00Z"),
         (duplicate, dup_message),
     ]
 
@@ -229,6 +243,20 @@ def _by_distinct(column: pd.Series, rule: Callable[[object], bool]) -> np.ndarra
 def _an_integer(value: object) -> bool:
     # As ``Series.str.fullmatch`` read as booleans: a value that is not text counts as a match.
     return not isinstance(value, str) or _INT.fullmatch(value) is not None
+
+
+def session_id_ok(text: str) -> bool:
+    return SESSION_ID.fullmatch(text) is not None
+
+
+def timestamp_ok(text: str) -> bool:
+    if not _TIMESTAMP.fullmatch(text):  # strptime alone takes single digits and spaces
+        return False
+    try:
+        datetime.datetime.strptime(text, TIMESTAMP_FORMAT)
+    except ValueError:  # a day or an hour that does not exist
+        return False
+    return True
 
 
 def _params_ok(text: str) -> bool:

@@ -193,7 +193,7 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     runs = f"{found.runs} runs"
     verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
-    when = f"{found.days}<br><small>jax {md(found.jax)}</small>"
+    when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
     state = "**⚠ stale**" if found.stale else "current"
     return [shown, when, state]
 

@@ -44,7 +44,7 @@ from benchkit.schema import (
 from . import archive, cachefile, stats
 from .buildcache import cache_dir, store_bytes
 from .catalog import Catalog
-from .load import param_columns
+from .load import param_columns, session_id_ok, timestamp_ok
 from .table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
@@ -157,6 +157,12 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
         if wrong:
             raise SessionError(f"{runs_at}:{line}: {wrong} {row[wrong]!r} does not match its place "
                                f"(expected {expected[wrong]!r})")
+        if not session_id_ok(session):  # the folder's name, which every row repeats: a page's URL
+            raise SessionError(f"{runs_at}:{line}: session_id {session!r} is not a session id (letters, digits, "
+                               f"'.', '_' and '-', as make bench writes them)")
+        if not timestamp_ok(row["timestamp_utc"]):
+            raise SessionError(f"{runs_at}:{line}: timestamp_utc {row['timestamp_utc']!r} is not a UTC time of "
+                               f"the form 2026-12-01T10:45:00Z")
         if row["run"] in provenance:
             raise SessionError(f"{runs_at}:{line}: run {row['run']} appears twice")
         provenance[row["run"]] = row

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from . import fmt
+from . import fmt, render
 
 
 @dataclass(frozen=True)
@@ -118,4 +118,9 @@ def marker(args: list[str], ctx) -> str:
     if not frames:
         raise ValueError(f"no valid results on {machine}")
     head = f"Measured on **{fmt.esc(machine)}**, from the process start times its results record.\n\n"
-    return head + table(frames, lambda fig_id: pages._rel(ctx, pages.figure_src(fig_id)))
+    refused = [(fig_id, cat.errors[(fig_id, machine)]) for fig_id in sorted(cat.figures)
+               if (fig_id, machine) in cat.errors]
+    for _, problem in refused:  # left out of the sums below: said where the sums are
+        ctx.on_problem(problem)
+    boxes = "".join(f"{render.error_box(fig_id, problem)}\n\n" for fig_id, problem in refused)
+    return head + boxes + table(frames, lambda fig_id: pages._rel(ctx, pages.figure_src(fig_id)))

@@ -147,3 +147,25 @@ def test_a_spread_over_several_rows_says_it_is_a_range_across_rows(tmp_path):
     # n=8: (1.2 - 1.0) / 1.1 of its median; n=16: (2.0 - 1.0) / 1.5
     assert "(largest − smallest) / median of the 3 run medians: 18 % to 67 % across rows" in spread
     assert "span" not in spread
+
+
+def test_the_wall_time_section_names_a_figure_it_left_out_for_invalid_results(tmp_path):
+    """A refused results file drops its figure from the suite's sums; the section says which and
+    why, in an error box, and reports it (a strict build fails), rather than summing less."""
+    from benchfixtures import demo_figure, write_machine
+    from benchsite.catalog import Catalog
+    from benchsite.markers import Context, expand
+
+    root = tmp_path / "results"
+    good = demo_figure(tmp_path)
+    bad = demo_figure(tmp_path, id="fig-other", stem="other")
+    write_machine(root, "cpu-a")
+    path = write_machine(root, "cpu-a", stem="other", fig_id="fig-other")
+    path.write_text(path.read_text().replace("2026-02-03T04:05:06Z", "yesterday", 1))
+    cat = Catalog.build(root, {good.id: good, bad.id: bad}, preferred="cpu-a")
+    problems = []
+    html = expand("<!-- bench:walltime -->", Context(cat, "docs/page.md", lambda target: target, problems.append))
+    assert "fig-demo" in html and "summed over 1 figure" in html
+    assert 'class="bench-error"' in html and "fig-other cannot be shown" in html
+    assert "other.csv:2: timestamp_utc &#39;yesterday&#39; is not a UTC time" in html
+    assert any("other.csv:2: timestamp_utc" in p for p in problems)

@@ -289,6 +289,30 @@ def test_a_session_whose_provenance_names_another_place_is_refused(tmp_path):
         sessions.history(cat, fig.id, "cpu-a").errors[NEW]
 
 
+def test_a_kept_sessions_run_times_and_folder_name_are_checked_as_the_results_files_are(tmp_path):
+    """The run's start time is read as a time and shown as a day, and the folder's name is the
+    session page's URL: a kept session with either wrong is refused with file and line, as a
+    results file is (load.timestamp_ok, load.session_id_ok)."""
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    damage(archive.runs_file(tmp_path / "results", "cpu-a", OLD, "demo"), 3, "timestamp_utc", "<i>soon</i>")
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig})
+    assert re.search(re.escape(f"sessions/{OLD}/demo.runs.csv.gz:3: timestamp_utc '<i>soon</i>' is not a UTC time"),
+                     sessions.history(cat, fig.id, "cpu-a").errors[OLD])
+
+    (tmp_path / "again").mkdir()
+    fig, path = demo(tmp_path / "again")
+    root = tmp_path / "again" / "results"
+    written = keep_as(path, root, OLD, tmp_path / "again" / "scratch")
+    odd = "old one"
+    os.rename(written[0].parent, written[0].parent.with_name(odd))
+    runs = archive.runs_file(root, "cpu-a", odd, "demo")
+    runs.write_bytes(gzip.compress(gzip.decompress(runs.read_bytes()).replace(OLD.encode(), odd.encode())))
+    cat = Catalog.build(root, {fig.id: fig})
+    assert f"demo.runs.csv.gz:2: session_id '{odd}' is not a session id" in \
+        sessions.history(cat, fig.id, "cpu-a").errors[odd]
+
+
 # --- history and what changed --------------------------------------------------------------
 
 def two_sessions(tmp_path, where=None, by=1.0):
