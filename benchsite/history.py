@@ -240,6 +240,17 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
             "reproduce": reproduce, "markdown": snippet}
 
 
+def _processes(fig: Figure, s: Session, cat) -> int | None:
+    """Processes per run: a kept session's summaries do not record them (``archive._PER_SAMPLE``),
+    so they are the figure's declared count when every run used today's script, else unknown
+    (None: the page does not say one process per run of a figure that may have run several)."""
+    if "process_count" in s.frame:
+        return int(s.frame["process_count"].max())
+    if set(s.frame["script_sha256"]) == {cat.current_sha(fig.id).script}:
+        return int(fig.extra.get("processes", 1))
+    return None
+
+
 def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
     tab = s.table
     per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
@@ -247,7 +258,8 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
     meta = {"machine": s.machine, "platform": first["platform"], "device_kind": first["device_kind"],
             "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
             "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
-                                                                       "sample")}
+                                                                       "sample"),
+            "processes": _processes(fig, s, ctx.catalog)}
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]

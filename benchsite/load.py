@@ -42,7 +42,7 @@ from benchkit.schema import (
     parse_params,
 )
 
-from . import cachefile
+from . import archive, cachefile
 
 __all__ = ["ResultFile", "ResultsError", "discover", "header_version", "load"]
 
@@ -56,9 +56,6 @@ INT_PATTERN = r"[+-]?[0-9]+"
 _INT = re.compile(INT_PATTERN)
 BOOLS = {"true": True, "false": False}
 KEY = ["run", "variant", "params", "sample"]  # one sample; a second row with the same key is a duplicate
-# A session id names a folder of kept sessions and a page's URL (/bench/<fig>/<machine>/<session>/),
-# so it is one path segment; make bench writes 20261201T104500Z-3f2a (older files: "unknown").
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # When a run's process started, as the harness writes it (provenance.utc_now): the site shows its
 # day, and the run-order chapter reads it as a time.
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -224,8 +221,8 @@ def _row_checks(raw: pd.DataFrame, file: ResultFile, version: int, lines: list[i
         (raw["machine"].ne(file.machine).to_numpy(),
          lambda i: f"machine {raw['machine'].iat[i]!r} does not match its folder {file.machine!r}"),
         (~_by_distinct(raw["session_id"], session_id_ok),
-         lambda i: f"session_id {raw['session_id'].iat[i]!r} is not a session id (letters, digits, '.', '_' "
-                   f"and '-', as make bench writes them: 20261201T104500Z-3f2a)"),
+         lambda i: f"session_id {raw['session_id'].iat[i]!r} is not a session id (up to 64 letters, digits, '.', "
+                   f"'_' and '-', as make bench writes them: 20261201T104500Z-3f2a)"),
         (~_by_distinct(raw["timestamp_utc"], timestamp_ok),
          lambda i: f"timestamp_utc {raw['timestamp_utc'].iat[i]!r} is not a UTC time of the form "
                    f"2026-12-01T10:45:00Z"),
@@ -246,7 +243,10 @@ def _an_integer(value: object) -> bool:
 
 
 def session_id_ok(text: str) -> bool:
-    return SESSION_ID.fullmatch(text) is not None
+    """A session id names a folder of kept sessions (``archive.SESSION_RE``, the rule the runner
+    keeps them by) and a page's URL (/bench/<fig>/<machine>/<session>/): one path segment.
+    make bench writes ``20261201T104500Z-3f2a``; a version-1 file reads ``unknown``."""
+    return archive.SESSION_RE.fullmatch(text) is not None
 
 
 def timestamp_ok(text: str) -> bool:
@@ -335,10 +335,12 @@ def code_digest() -> str:
 @functools.cache
 def _code_version() -> bytes:
     """What a validated frame (or a refusal) depends on besides the file: this module, the schema,
-    the machine-label rule (provenance), the cache format, pandas and numpy."""
+    the machine-label rule (provenance), the session-id rule (archive), the cache format, pandas
+    and numpy."""
     from benchkit import provenance, schema
 
-    blob = b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], schema, provenance, cachefile))
+    blob = b"".join(Path(m.__file__).read_bytes()
+                    for m in (sys.modules[__name__], schema, provenance, archive, cachefile))
     blob += f"{pd.__version__}\0{np.__version__}".encode()
     return hashlib.sha256(blob).digest()
 

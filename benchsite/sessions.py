@@ -158,8 +158,8 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
             raise SessionError(f"{runs_at}:{line}: {wrong} {row[wrong]!r} does not match its place "
                                f"(expected {expected[wrong]!r})")
         if not session_id_ok(session):  # the folder's name, which every row repeats: a page's URL
-            raise SessionError(f"{runs_at}:{line}: session_id {session!r} is not a session id (letters, digits, "
-                               f"'.', '_' and '-', as make bench writes them)")
+            raise SessionError(f"{runs_at}:{line}: session_id {session!r} is not a session id (up to 64 letters, "
+                               f"digits, '.', '_' and '-', as make bench writes them)")
         if not timestamp_ok(row["timestamp_utc"]):
             raise SessionError(f"{runs_at}:{line}: timestamp_utc {row['timestamp_utc']!r} is not a UTC time of "
                                f"the form 2026-12-01T10:45:00Z")

@@ -373,6 +373,28 @@ def test_a_session_page_shows_that_session_and_its_cite_block(tmp_path, docs):
     assert f"[fig-demo on cpu-a, session {OLD}: slow / fast at n=16 = 100× [" in old
 
 
+@pytest.mark.parametrize("declared, same_script, says", [
+    (2, True, "runs (each 2 processes under jax.distributed)"),
+    (None, True, "runs (separate processes)"),
+    (2, False, "runs (each in fresh processes, how many not kept)"),
+])
+def test_a_session_page_says_how_many_processes_each_run_had_only_when_it_is_known(tmp_path, docs, declared,
+                                                                                  same_script, says):
+    """A kept session's summaries drop the per-sample process count: its page takes the figure's
+    declared ``processes`` when every run used today's script, and says nothing it cannot know
+    otherwise (it once said "separate processes" for a figure of two processes a run)."""
+    from benchkit.provenance import sha256_file
+
+    fig = demo_figure(tmp_path, extra={"processes": declared} if declared else {})
+    sha = sha256_file(fig.script) if same_script else "x" * 64
+    path = write_machine(tmp_path / "results", "cpu-a", sha=sha)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    rewrite(path, path, NEW)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    page = render_page(cat, f"bench/fig-demo/cpu-a/{OLD}.md", docs)
+    assert says in page and page.count(" runs (") == 1
+
+
 # --- run.py keeps the session it replaces --------------------------------------------------
 
 FAKE = textwrap.dedent('''
