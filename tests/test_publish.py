@@ -46,6 +46,21 @@ def test_the_pages_workflow_builds_strict_and_deploys_the_artifact():
     assert upload["with"]["path"] == default
 
 
+def test_make_site_is_strict_and_serve_and_a_plain_build_are_lenient():
+    """A bad results file fails `make site` (and so the Pages workflow) with its file:line, while
+    `make serve` (mkdocs serve) and a plain `mkdocs build` show every page, an error box where
+    its data was needed (tests/test_bad_site.py builds both ways): so mkdocs.yml does not set
+    strict, and `make site` passes --strict itself."""
+    assert load_config(str(REPO / "mkdocs.yml"))["strict"] is False
+    makefile = (REPO / "Makefile").read_text()
+
+    def recipe(target: str) -> str:
+        return re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+
+    assert "mkdocs build --strict" in recipe("site")
+    assert "mkdocs serve" in recipe("serve") and "--strict" not in recipe("serve")
+
+
 def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
     (tmp_path / "site" / "x").mkdir(parents=True)
     (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
