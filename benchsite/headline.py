@@ -67,6 +67,5 @@ def _pair_ratio(row: Row, pair: tuple[str, str]) -> stats.Summary | None:
     """Median [min..max] of the per-run ratios of two variants of one row."""
     if not all(v in row.run_medians for v in pair):
         return None
-    a, b = (row.run_medians[v] for v in pair)
-    common = a.index.intersection(b.index)
-    return stats.summarize(a[common] / b[common]) if len(common) else None
+    a, b = stats.paired_runs(*(row.run_medians[v] for v in pair))
+    return stats.summarize(a / b) if a.size else None

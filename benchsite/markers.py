@@ -246,11 +246,10 @@ def _stat_metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], object], 
 
 def _stat_error_ratio(frame, opts, fig) -> str:
     """Per-run ratio of the two variants' errors, a / b."""
-    a, b = (metrics.get("error").per_run(x) for x in _pair(frame, opts, fig))
-    common = a.index.intersection(b.index)
-    if common.empty or (b[common] == 0).any():
+    a, b = stats.paired_runs(*(metrics.get("error").per_run(x) for x in _pair(frame, opts, fig)))
+    if not a.size or (b == 0).any():
         raise ValueError("no runs where both variants have a non-zero error to divide by")
-    s = stats.summarize(a[common] / b[common])
+    s = stats.summarize(a / b)
     return fmt.ratio_range(s.median, s.low, s.high)
 
 

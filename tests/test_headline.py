@@ -123,3 +123,23 @@ def test_a_ratio_headline_carries_its_paired_verdict(tmp_path):
                              headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
     assert headline(many, named_part).verdict.text == "a result"
     assert headline(many, demo_figure(tmp_path, headline=(("variant", "slow"),))).verdict is None
+
+
+def test_a_named_pairs_ratio_divides_each_run_by_the_same_run(tmp_path, frame):
+    """The headline's own pair (not the figure's ratio) pairs runs as the table model does
+    (stats.paired_runs): over the runs both variants have, run r by run r, whatever the order."""
+    import numpy as np
+
+    from benchsite import stats
+
+    keep = ~((frame["variant"] == "fast") & (frame["run"] == 0))  # fast lost its run 0
+    part = frame[keep].iloc[::-1]  # and the rows come in reverse
+    fig = demo_figure(tmp_path, ratio=None, headline=(("a", "slow"), ("b", "fast"), ("n", "8"), ("stat", "ratio")))
+    head = headline(part, fig)
+    rows = part[part["p_n"] == "8"]
+    medians = rows.groupby(["variant", "run"])["time_s"].median()
+    slow, fast = medians.loc["slow"], medians.loc["fast"]
+    expected = (slow[[1, 2]].to_numpy() / fast[[1, 2]].to_numpy())
+    assert head.summary.runs == 2
+    np.testing.assert_array_equal(head.summary.values, expected)
+    assert head.summary == stats.summarize(expected)
