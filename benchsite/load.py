@@ -127,7 +127,11 @@ def _split(path: Path) -> _Records:
             out.rows.append(record)
             out.lines.append(reader.line_num)
     except csv.Error as err:
-        out.broken = f"{reader.line_num}: malformed CSV: {err}"
+        # Named by the line its record starts on: a quote left open there reads on until the
+        # field grows past csv's limit or the file ends, many lines later.
+        start = out.lines[-1] + 1 if out.lines else 2
+        read_to = f" (read on to line {reader.line_num})" if reader.line_num > start else ""
+        out.broken = f"{start}: malformed CSV in the record that starts here{read_to}: {err}"
     return out
 
 

@@ -73,6 +73,11 @@ BAD_INPUTS = {
     "timestamp without its zone": (lambda t: replace_cell(t, 3, "timestamp_utc", "2026-12-01T10:00:00"),
                                    r":3: timestamp_utc '2026-12-01T10:00:00' is not"),
     "unterminated quote": (lambda t: t + '1,"fig-demo\n', r":\d+: (malformed CSV|\d+ fields)"),
+    # A quote left open reads on to the end of the file (or past csv's field limit): the error names
+    # the line the quote opened on, not where the reader gave up.
+    "quote opened mid-file": (lambda t: replace_cell(t, 3, "detail", '"open') + "x" * 140_000 + "\n"
+                              + t.splitlines()[1],
+                              r":3: malformed CSV in the record that starts here \(read on to line \d+\): "),
     "not utf-8": (lambda t: t.replace("Test CPU", "Test \udcff CPU"), r":1: cannot read"),
 }
 
