@@ -184,7 +184,7 @@ def report(cat: Catalog, a: str, b: str, machines: bool = False) -> tuple[str, l
     """The comparison of every figure both machines have, and the problems met."""
     out, problems = [], []
     for fig_id, fig in sorted(cat.figures.items()):
-        bad = [cat.errors[(fig_id, m)] for m in (a, b) if (fig_id, m) in cat.errors]
+        bad = [cat.errors[(fig_id, m)] for m in dict.fromkeys((a, b)) if (fig_id, m) in cat.errors]  # A may be B
         problems.extend(bad)
         missing = [m for m in (a, b) if (fig_id, m) not in cat.frames and (fig_id, m) not in cat.errors]
         if bad or missing:

@@ -209,6 +209,9 @@ def test_cli_names_the_bad_file_and_line(tmp_path, capsys):
     captured = capsys.readouterr()
     assert f"{FIG_ID}: skipped, invalid results" in captured.out
     assert f"{bad}:4:" in captured.err
+    # A folder compared with itself: its bad file is named once, not once for A and once for B.
+    assert compare.main(["cpu-b", "cpu-b", "--results", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.count(f"{bad}:4:") == 1
 
 
 def test_cli_refuses_an_unknown_machine(tmp_path, capsys):
