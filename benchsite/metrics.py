@@ -126,6 +126,21 @@ def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, s
     return out
 
 
+@dataclass(frozen=True)
+class RankedLine:
+    key: str  # the value of the ranking parameter
+    detail: str  # the first detail text its rows carry ("" if none)
+    summary: stats.Summary  # median [min..max] over runs of the metric
+
+
+def ranked(rows: pd.DataFrame, by: str, metric: Metric) -> list[RankedLine]:
+    """One line per value of parameter ``by``: the metric over runs, largest median first."""
+    lines = [RankedLine(str(key), next((str(d) for d in part["detail"] if d), ""),
+                        stats.summarize(metric.per_run(part)))
+             for key, part in rows.groupby(f"p_{by}")]
+    return sorted(lines, key=lambda line: -line.summary.median)
+
+
 def shown(rows: pd.DataFrame, name: str) -> str:
     s = summary(rows, name)
     return get(name).show(s) if s else "—"

@@ -46,26 +46,16 @@ def table(tab: Table, metric: str = "time") -> Markup:
     return render("table.html", head=head, body=body)
 
 
-def _ranked_lines(rows: pd.DataFrame, by: str, metric: metrics.Metric) -> list[tuple[float, str, str, str]]:
-    """(median, key, detail, shown) per value of parameter ``by``, largest median first."""
-    lines = []
-    for key, part in rows.groupby(f"p_{by}"):
-        s = stats.summarize(metric.per_run(part))
-        detail = next((str(d) for d in part["detail"] if d), "")
-        lines.append((s.median, str(key), detail, metric.show(s)))
-    return sorted(lines, key=lambda line: -line[0])
-
-
 def ranked_table(rows: pd.DataFrame, by: str, top: int, metric: metrics.Metric, source: str) -> Markup:
-    """The first ``top`` lines of :func:`_ranked_lines`, each with its ``detail`` text and its
+    """The first ``top`` lines of :func:`metrics.ranked`, each with its ``detail`` text and its
     share of the sum of all lines' medians."""
-    lines = _ranked_lines(rows, by, metric)
-    total = sum(line[0] for line in lines)
+    lines = metrics.ranked(rows, by, metric)
+    total = sum(line.summary.median for line in lines)
     share = (lambda v: fmt.percent(v / total)) if total else (lambda v: "n/a")
-    shown = [{"key": key, "detail": detail, "shown": text, "share": share(median)}
-             for median, key, detail, text in lines[:top]]
+    shown = [{"key": line.key, "detail": line.detail, "shown": metric.show(line.summary),
+              "share": share(line.summary.median)} for line in lines[:top]]
     note = (f"top {min(top, len(lines))} of {len(lines)} (one line per {by}), together "
-            f"{share(sum(line[0] for line in lines[:top]))} of the sum; median [min..max] over "
+            f"{share(sum(line.summary.median for line in lines[:top]))} of the sum; median [min..max] over "
             f"{rows['run'].nunique()} runs ({source})")
     return render("ranked.html", by=by, metric=metric.name, lines=shown, note=note)
 
