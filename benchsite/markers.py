@@ -18,12 +18,12 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import claims, fmt, history, metrics, pages, render, stats, walltime
+from . import claims, fmt, history, metrics, pages, quotes, render, stats, walltime
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
+from .figures import Figure
 from .fmt import esc
 from .html import render as template
-from .table import sort_key
 
 MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -124,152 +124,63 @@ def _check_headline(fig, ctx: Context) -> None:
 
 # --- bench:value ------------------------------------------------------------------------
 
-FILTER_COLUMNS = ("variant", "dtype", "boundary")
-
-
-def _select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
-    for key, want in filters.items():
-        col = key if key in FILTER_COLUMNS else f"p_{key}"
-        if col not in frame:
-            raise ValueError(f"no column or parameter {key!r} in the results")
-        frame = frame[frame[col].astype(str) == want]
-    if frame.empty:
-        raise ValueError(f"no rows match {filters}")
-    return frame
-
-
 def value_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:value fig-id stat=... [machine=...] [filters] -->``: one number in a sentence,
+    taken from the table model's samples by ``benchsite/quotes.py`` and formatted here."""
     fig_id = _figure_id(args, ctx)
     opts = _options(args[1:])
     stat = opts.pop("stat", "median")
     if stat not in STATS:
         raise ValueError(f"unknown stat {stat!r} (known: {', '.join(sorted(STATS))})")
     machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
-    frame = ctx.catalog.frame(fig_id, machine)
+    frame = ctx.catalog.table(fig_id, machine).frame
+    fig = ctx.catalog.figures[fig_id]
     title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
     if stat == "verdict":  # the reason goes in the title, and the words link to the rule
-        decided = _verdict_of(frame, opts, ctx.catalog.figures[fig_id])
+        decided = quotes.verdict(frame, opts, fig)
         return render.value(decided.text, f"{title}; paired rule: {decided.reason}", ctx.link(render.RULE_PATH))
-    return render.value(STATS[stat](frame, opts, ctx.catalog.figures[fig_id]), title)
+    return render.value(STATS[stat](frame, opts, fig), title)
 
 
-def _pair(frame: pd.DataFrame, opts: dict[str, str], fig) -> tuple[pd.DataFrame, pd.DataFrame]:
-    a = opts.pop("a", fig.ratio[0] if fig.ratio else None)
-    b = opts.pop("b", fig.ratio[1] if fig.ratio else None)
-    if not (a and b):
-        raise ValueError("needs a= and b= variants (the figure declares no ratio)")
-    rows = _select(frame, opts) if opts else frame
-    return _select(rows, {"variant": a}), _select(rows, {"variant": b})
-
-
-def _stat_median(frame, opts, fig) -> str:
-    s = stats.summarize(stats.run_medians(_select(frame, opts)))
+def _times(s: stats.Summary) -> str:
     return fmt.time_range(s.median, s.low, s.high)
 
 
-def _stat_min(frame, opts, fig) -> str:
-    s = stats.summarize(stats.run_minima(_select(frame, opts)))
-    return fmt.time_range(s.median, s.low, s.high)
-
-
-def _stat_mean(frame, opts, fig) -> str:
-    s = stats.summarize(stats.run_means(_select(frame, opts)))
-    return fmt.time_range(s.median, s.low, s.high)
-
-
-def _stat_ratio(frame, opts, fig) -> str:
-    s = stats.summarize(stats.ratio_per_run(*_pair(frame, opts, fig)))
+def _ratios(s: stats.Summary) -> str:
     return fmt.ratio_range(s.median, s.low, s.high)
 
 
-def _stat_compiles(frame, opts, fig) -> str:
-    s = stats.summarize(stats.run_medians(_select(frame, opts), "compiles"))
-    return fmt.count_range(s.median, s.low, s.high)
-
-
-def _stat_diff(frame, opts, fig, per_window: bool = False) -> str:
-    s = stats.summarize(stats.diff_per_run(*_pair(frame, opts, fig), per_window=per_window))
-    return fmt.time_range(s.median, s.low, s.high)
-
-
-def _verdict_of(frame, opts, fig) -> stats.Verdict:
-    """The paired rule (docs/verdicts.md) on two variants' run medians, run by run."""
-    return stats.paired_verdict(*(stats.run_medians(x) for x in _pair(frame, opts, fig)))
-
-
-def _stat_verdict(frame, opts, fig) -> str:
-    return _verdict_of(frame, opts, fig).text
-
-
-def _stat_range(frame, opts, fig) -> str:
-    return fmt.percent(stats.summarize(stats.run_medians(_select(frame, opts))).range_frac)
-
-
-def _stat_within(frame, opts, fig) -> str:
-    within = stats.within_spread(_select(frame, opts))
-    if within != within:
-        raise ValueError(f"stat=within needs at least {stats.MIN_WITHIN_SAMPLES} samples a run")
-    return fmt.percent(within)
-
-
-def _stat_rate(frame, opts, fig) -> str:
-    """Calls per second (the inverse of the time per call) of each run, median [min..max]."""
-    s = stats.summarize(1.0 / stats.run_medians(_select(frame, opts)))
+def _rates(s: stats.Summary) -> str:
     return fmt.rate_range(s.median, s.low, s.high)
 
 
-def _stat_field(frame, opts, fig) -> str:
-    """What a run was configured with, not what it measured: the distinct values of
-    a params key (``key=n``) or of a results column (``key=platform``)."""
-    key = opts.pop("key", None)
-    if not key:
-        raise ValueError("stat=field needs key=<params key or column>")
-    rows = _select(frame, opts) if opts else frame
-    col = f"p_{key}" if f"p_{key}" in rows else key
-    if col not in rows:
-        raise ValueError(f"no column or parameter {key!r} in the results")
-    return ", ".join(sorted({str(v) for v in rows[col].dropna()}, key=sort_key))
+def _counts(s: stats.Summary) -> str:
+    return fmt.count_range(s.median, s.low, s.high)
 
 
-def _stat_runs(frame, opts, fig) -> str:
-    return str(_select(frame, opts)["run"].nunique() if opts else frame["run"].nunique())
+def _metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], Figure], str]:
+    return lambda frame, opts, fig: metrics.get(name).show(quotes.metric(frame, opts, name))
 
 
-def _stat_metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], object], str]:
-    def stat(frame, opts, fig) -> str:
-        text = metrics.shown(_select(frame, opts), name)
-        if text == "—":
-            raise ValueError(f"the selected rows carry no {name} data")
-        return text
-    return stat
-
-
-def _stat_error_ratio(frame, opts, fig) -> str:
-    """Per-run ratio of the two variants' errors, a / b."""
-    a, b = stats.paired_runs(*(metrics.get("error").per_run(x) for x in _pair(frame, opts, fig)))
-    if not a.size or (b == 0).any():
-        raise ValueError("no runs where both variants have a non-zero error to divide by")
-    s = stats.summarize(a / b)
-    return fmt.ratio_range(s.median, s.low, s.high)
-
-
-def _stat_detail(frame, opts, fig) -> str:
-    """The ``detail`` text of the selected rows (distinct values, joined); escaped when shown."""
-    texts = sorted({str(d) for d in _select(frame, opts)["detail"] if d})
-    if not texts:
-        raise ValueError("the selected rows carry no detail text")
-    return "; ".join(texts)
-
-
-STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], object], str]] = {
-    "median": _stat_median, "ratio": _stat_ratio, "verdict": _stat_verdict,
-    "range": _stat_range, "within": _stat_within, "runs": _stat_runs,
-    "rate": _stat_rate, "field": _stat_field, "min": _stat_min, "mean": _stat_mean,
-    "bandwidth": _stat_metric("bandwidth"), "flop-rate": _stat_metric("flop_rate"),
-    "error": _stat_metric("error"), "size": _stat_metric("size"), "error-ratio": _stat_error_ratio,
-    "detail": _stat_detail,
-    "compiles": _stat_compiles, "diff": _stat_diff,
-    "lost": lambda frame, opts, fig: _stat_diff(frame, opts, fig, per_window=True),
+# stat= -> the quote (benchsite/quotes.py), formatted
+STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], Figure], str]] = {
+    "median": lambda frame, opts, fig: _times(quotes.median(frame, opts)),
+    "min": lambda frame, opts, fig: _times(quotes.minimum(frame, opts)),
+    "mean": lambda frame, opts, fig: _times(quotes.mean(frame, opts)),
+    "rate": lambda frame, opts, fig: _rates(quotes.rate(frame, opts)),
+    "compiles": lambda frame, opts, fig: _counts(quotes.compiles(frame, opts)),
+    "ratio": lambda frame, opts, fig: _ratios(quotes.ratio(frame, opts, fig)),
+    "diff": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig)),
+    "lost": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig, per_window=True)),
+    "verdict": lambda frame, opts, fig: quotes.verdict(frame, opts, fig).text,
+    "range": lambda frame, opts, fig: fmt.percent(quotes.range_frac(frame, opts)),
+    "within": lambda frame, opts, fig: fmt.percent(quotes.within(frame, opts)),
+    "runs": lambda frame, opts, fig: str(quotes.runs(frame, opts)),
+    "field": lambda frame, opts, fig: ", ".join(quotes.field(frame, opts)),
+    "detail": lambda frame, opts, fig: "; ".join(quotes.details(frame, opts)),  # escaped when shown
+    "bandwidth": _metric("bandwidth"), "flop-rate": _metric("flop_rate"), "error": _metric("error"),
+    "size": _metric("size"),
+    "error-ratio": lambda frame, opts, fig: _ratios(quotes.error_ratio(frame, opts, fig)),
 }
 
 
@@ -285,7 +196,7 @@ def ranked_marker(args: list[str], ctx: Context) -> str:
     if not by or "variant" not in opts:
         raise ValueError("needs variant= and by= (the parameter that names each line)")
     machine = ctx.catalog.prose_machine(fig_id)
-    rows = _select(ctx.catalog.frame(fig_id, machine), opts)
+    rows = quotes.select(ctx.catalog.frame(fig_id, machine), opts)
     if f"p_{by}" not in rows:
         raise ValueError(f"no parameter {by!r} in the selected rows")
     return render.ranked_table(rows, by, top, metric, f"{fig_id} on {machine}")
@@ -337,7 +248,7 @@ def detail_marker(args: list[str], ctx: Context) -> str:
     opts = _options(args[1:])
     machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
     frame = ctx.catalog.frame(fig_id, machine)
-    return render.detail_list(_select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
+    return render.detail_list(quotes.select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
 
 
 # --- bench:verdict-rates, bench:verdict-rule ----------------------------------------------
@@ -418,7 +329,7 @@ def roofline_marker(args: list[str], ctx: Context) -> str:
     # The ceilings come from another figure on the same machine; without them, an error box.
     peak = ctx.catalog.frame(ceiling_id, machine) if opts.get("show", "chart") != "crossover" else None
     return roofline.marker(opts, frame, peak,
-                           list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", _select)
+                           list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", quotes.select)
 
 
 def _unclosed_claim(args: list[str], ctx: Context) -> str:

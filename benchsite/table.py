@@ -5,7 +5,9 @@ validated samples, once per build (``Catalog.table`` caches it): the table's row
 in order, each cell's per-run values and median [min..max], the ratio column,
 the paired verdict per row, the spread per variant, the stale reason and the
 headline. The chapter panel, the /bench pages, the comparison, ``make compare``
-and the prose values only select from it and format; no view regroups samples.
+and the claims only select from it and format. A sentence's value
+(``benchsite/quotes.py``) may name a finer selection of the table's samples than a
+row (a dtype, a boundary, any param) and takes it by the same rules (``stats``).
 
 (One results file holds one session today; a file with several sessions is one
 table, and the provenance lists every session.)
