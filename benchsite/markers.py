@@ -22,7 +22,6 @@ from . import claims, fmt, history, metrics, pages, quotes, render, stats, wallt
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
-from .fmt import esc
 from .html import render as template
 
 MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
@@ -223,7 +222,7 @@ def file_marker(args: list[str], ctx: Context) -> str:
     of the figure (``results/<machine>/<stem>.<name>``) from the machine the prose quotes."""
     fig_id, machine, name, path = _side_file(args, ctx)
     url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
-    return f'<a href="{esc(url)}" download><code>{esc(path.name)}</code></a>'
+    return str(template("file_link.html", url=url, file=path.name))
 
 
 # --- bench:timeline ---------------------------------------------------------------------
@@ -272,15 +271,13 @@ def verdict_rates_marker(args: list[str], ctx: Context) -> str:
         for r in stats.SIM_RUNS:
             cells = [what, str(r), fmt.percent(got[(rule, r, 0)])]
             cells += [fmt.percent(got[(rule, r, s)]) for s in shifts]
-            body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+            body.append(cells)
     note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); run noise "
             f"{fmt.percent(stats.SIM_RUN_SD * scale)} per variant and a shared per-run drift of "
             f"{fmt.percent(stats.SIM_DRIFT_SD * scale)} (standard deviations of the log run medians); one "
             f"spread = {fmt.percent(stats.sim_spread() * scale)}. The false-negative rate is one minus "
             "the power.")
-    return ("<div class=\"bench-verdict-rates\" markdown=\"0\">\n<table>\n<thead><tr>"
-            + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead>\n<tbody>\n" + "\n".join(body)
-            + f"\n</tbody>\n</table>\n<p class=\"bench-meta\">{esc(note)}</p>\n</div>")
+    return str(template("verdict_rates.html", head=head, body=body, note=note))
 
 
 def _agree_needed() -> str:

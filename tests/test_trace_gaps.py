@@ -177,3 +177,18 @@ def test_worker_publishes_a_small_trace_and_a_drawable_timeline(worker):
     assert [s["mode"] for s in steps] == list(tg.MODES)
     assert all(s["gap_us"] > 0 and s["step_us"] > s["gap_us"] for s in steps)
     assert timeline.svg(steps).startswith("<svg")
+
+
+def test_a_timeline_side_file_is_data_never_markup(tmp_path):
+    """Every text of the side file (a mode, a lane, an event's name and kind) reaches the page
+    escaped through templates/timeline_svg.html, as does the caption's file name and link."""
+    doc = {"mode": "<b>m</b>", "window_us": 100.0, "step_us": 100.0, "busy_us": 50.0, "gap_us": 50.0,
+           "gap_at_us": [50.0, 100.0], "lanes": ["host<script>", "compute \"1\""],
+           "events": [[0, 0.0, 40.0, "step", "s"], [1, 5.0, 20.0, "<i>kind</i>", "op & <u>name</u>"]]}
+    path = tmp_path / "x<y>.timeline.json"
+    path.write_text(json.dumps({"steps": [doc]}))
+    html = timeline.html(path, "title", 'a"b')
+    for raw in ("<b>", "<script>", "<i>", "<u>", "x<y>", 'href="a"b"'):
+        assert raw not in html, raw
+    assert "&lt;b&gt;m&lt;/b&gt;" in html and "op &amp; &lt;u&gt;name&lt;/u&gt;" in html
+    assert "&lt;i&gt;kind&lt;/i&gt;" in html and "x&lt;y&gt;.timeline.json" in html
