@@ -355,9 +355,8 @@ def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) ->
         panels = {m: bench_panel(fig, m, ctx, cite_open=False) for m in machines}
         return _html(ctx, render.tabs(fig.id, panels))
     shown = ref or machines[0]
-    note = (f"<p class=\"bench-meta\">{len(machines)} machines: the reference machine is shown here; "
-            "every machine has its own page, linked in the table above.</p>")
-    return _html(ctx, note, bench_panel(fig, shown, ctx, cite_open=False))
+    return _html(ctx, str(template("many_machines.html", count=len(machines))),
+                 bench_panel(fig, shown, ctx, cite_open=False))
 
 
 def _links(fig: Figure, ctx: Context, back: bool) -> str:
@@ -372,7 +371,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
     machines = cat.machines(fig.id)
     good = [m for m in machines if (fig.id, m) in cat.frames]
     ref = cat.reference(fig.id)
-    head = _html(ctx, _stale_note(fig, ctx, machines), f"<p class=\"bench-caption\">{esc(fig.caption)}</p>")
+    head = _html(ctx, _stale_note(fig, ctx, machines), str(template("caption.html", caption=fig.caption)))
     if not machines:
         return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(ctx, render.error_box(
             fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig, ctx)
@@ -389,7 +388,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
 def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     cat = ctx.catalog
     ref = cat.reference(fig.id)
-    parts = [_html(ctx, f"<p class=\"bench-caption\">{esc(fig.caption)}</p>"),
+    parts = [_html(ctx, str(template("caption.html", caption=fig.caption))),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),
              session_note(fig, machine, ctx) if not cat.problem(fig.id, machine) else "",
