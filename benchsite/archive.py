@@ -69,6 +69,18 @@ def runs_file(results: Path, machine: str, session: str, stem: str) -> Path:
     return session_dir(results, machine, session) / f"{stem}{RUNS_SUFFIX}"
 
 
+def kept_files(results: Path) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
+    """(machine, stem) -> session id -> (summary file, runs file), for every file under
+    ``results/*/sessions/*/`` (either file of a pair may be missing: a partial session)."""
+    out: dict[tuple[str, str], dict[str, tuple[Path, Path]]] = {}
+    for path in sorted(results.glob(f"*/{SESSIONS_DIR}/*/*.csv.gz")):
+        session, machine = path.parent.name, path.parents[2].name
+        stem = path.name.removesuffix(RUNS_SUFFIX).removesuffix(SUMMARY_SUFFIX)
+        out.setdefault((machine, stem), {})[session] = (
+            summary_file(results, machine, session, stem), runs_file(results, machine, session, stem))
+    return out
+
+
 def _number(text: str) -> str:
     return repr(float(text))
 

@@ -95,6 +95,18 @@ def chart_key(tab: Table) -> str:
     return digest.hexdigest()
 
 
+def cached(kind: str, key: str, make: Callable[[], object]) -> object:
+    """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
+    from) and :func:`cachefile.code_version`: a warm build reads a session's table and page, never parses them."""
+    stored = cache_dir() / kind / f"{hashlib.sha256((key + cachefile.code_version()).encode()).hexdigest()}.pkl"
+    found = cachefile.read(stored)
+    if found is not None:
+        return found
+    value = make()
+    cachefile.write(stored, value)
+    return value
+
+
 class BuildCache:
     """One build's charts and panels: from memory, else from disk, else made and stored."""
 
@@ -167,6 +179,12 @@ class BuildCache:
         key = hashlib.sha256(html.encode()).hexdigest()
         self._memory[key] = html
         return f"<!--bench-html:{key}-->"
+
+    def html_block(self, *parts: str) -> str:
+        """Raw HTML as one block that Markdown never parses: a figure's div, stashed (the
+        placeholder on a line of its own)."""
+        block = "<div class=\"bench-figure\">\n" + "\n".join(p for p in parts if p) + "\n</div>"
+        return f"\n{self.stash(block)}\n"
 
     def block(self, kind: str, key: str, make: Callable[[], str]) -> str:
         """A block of finished HTML made from ``key`` (everything it depends on besides the

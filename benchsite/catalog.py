@@ -20,13 +20,15 @@ from benchkit import layout
 from benchkit.provenance import harness_sha256, sha256_file
 from benchkit.schema import figure_id_for
 
-from . import REPO
+from . import REPO, archive
+from .buildcache import cached
 from .cachefile import file_digest
 from .figures import Figure, all_figures
 from .headline import Headline
 from .load import ResultFile, ResultsError, known, load
 from .staleness import CodeHash, stale_reason
 from .table import Table, distinct_texts, run_days
+from .urls import machine_slug
 
 __all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "preferred_machine", "results_dir", "stale_reason"]
 
@@ -233,16 +235,12 @@ class Catalog:
         return self.kept_files().get((machine, stem), {})
 
     def kept_files(self) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
-        """Every kept session, by (machine, stem), listed once per build (``sessions.kept_files``)."""
-        from .sessions import kept_files  # sessions imports this module
-
-        return self.memo(("kept-files",), lambda: kept_files(self.results))
+        """Every kept session, by (machine, stem), listed once per build (``archive.kept_files``)."""
+        return self.memo(("kept-files",), lambda: archive.kept_files(self.results))
 
     def by_slug(self, fig_id: str | None = None) -> dict[str, str]:
-        """Machine slug (the URL part, ``render.machine_slug``) -> machine, for one figure's
+        """Machine slug (the URL part, ``urls.machine_slug``) -> machine, for one figure's
         machines or (no figure) every machine: each generated page resolves its slug here."""
-        from .render import machine_slug
-
         return self.memo(("by-slug", fig_id), lambda: {machine_slug(m): m for m in (
             self.machines(fig_id) if fig_id is not None else self.all_machines())})
 
@@ -255,12 +253,10 @@ class Catalog:
     def stored(self, kind: str, key: tuple, compute: Callable[[], T]) -> T:
         """``compute()``, kept on disk between builds (when the catalog was built with a cache) by
         ``key`` (everything it is made from: results files by their digest) and the code
-        (``sessions.cached``): a warm build reads a table model back instead of computing it."""
+        (``buildcache.cached``): a warm build reads a table model back instead of computing it."""
         if not self.disk:
             return compute()
         from .load import _code_version as loader
-        from .sessions import cached  # sessions imports this module
-
         return cached(kind, repr((key, loader())), compute)
 
     def csv_path(self, fig_id: str, machine: str) -> Path:

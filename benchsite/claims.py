@@ -39,22 +39,17 @@ from __future__ import annotations
 import ast
 import html
 import math
-import operator
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
 from . import fmt, metrics, stats
 from .catalog import Unavailable
+from .claim_syntax import ARITH, COMPARE, ClaimError, parse, split
 from .figures import CLAIM, Figure
 from .html import render as template
 from .table import Row, Table
-
-
-class ClaimError(ValueError):
-    """A claim the build cannot read (unknown figure, variant or row, bad syntax)."""
 
 
 @dataclass(frozen=True)
@@ -209,34 +204,6 @@ class _Env:
         return value
 
 
-FUNCTIONS = ("median", "ratio", "growth", "result", "faster", "slower", "metric", "spread", "within",
-             "clusters")
-COMPARE: dict[type, Callable[[object, object], bool]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
-ARITH: dict[type, Callable[[float, float], float]] = {
-    ast.Div: operator.truediv, ast.Mult: operator.mul, ast.Add: operator.add, ast.Sub: operator.sub}
-
-
-def parse(expr: str) -> ast.Expression:
-    """The claim's condition as a syntax tree; only the grammar in the module docstring."""
-    try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as err:
-        raise ClaimError(f"cannot read the claim {expr.strip()!r}: {err.msg}") from None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
-            raise ClaimError(f"unknown function in {expr.strip()!r} (known: {', '.join(FUNCTIONS)})")
-        if isinstance(node, ast.Call) and not all(isinstance(a, ast.Constant) for a in
-                                                  [*node.args, *(k.value for k in node.keywords)]):
-            raise ClaimError(f"arguments must be literals in {expr.strip()!r}")
-        allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not,
-                   ast.USub, ast.BinOp, ast.Call, ast.Name, ast.Constant, ast.keyword, ast.Load,
-                   *COMPARE, *ARITH)
-        if not isinstance(node, allowed):
-            raise ClaimError(f"{type(node).__name__} is not allowed in a claim ({expr.strip()!r})")
-    return tree
-
-
 def _eval(node: ast.AST, env: _Env):
     if isinstance(node, ast.Expression):
         return _eval(node.body, env)
@@ -257,20 +224,6 @@ def _eval(node: ast.AST, env: _Env):
         values = [_eval(node.left, env), *(_eval(c, env) for c in node.comparators)]
         return all(COMPARE[type(op)](x, y) for op, x, y in zip(node.ops, values, values[1:]))
     raise ClaimError(f"{type(node).__name__} is not allowed in a claim")
-
-
-def split(spec: str) -> tuple[str, tuple[str, ...], str]:
-    """``fig-id [on=gpu,tpu] EXPR`` -> (figure id, platforms or (), expression)."""
-    parts = spec.strip().split(None, 1)
-    if len(parts) != 2 or not parts[0].startswith("fig-"):
-        raise ClaimError("a claim starts with a figure id (fig-...) and then its condition")
-    fig_id, rest = parts
-    on: tuple[str, ...] = ()
-    if rest.startswith("on="):
-        head, _, rest = rest.partition(" ")
-        on = tuple(p for p in head[3:].split(",") if p)
-    parse(rest)
-    return fig_id, on, rest.strip()
 
 
 def evaluate(tab: Table, expr: str, on: tuple[str, ...] = ()) -> Outcome:

@@ -11,6 +11,7 @@ from pathlib import Path
 from benchkit.layout import BENCH_DIR, figure_scripts
 from benchkit.schema import figure_id_for
 
+from . import claim_syntax
 from .metrics import METRICS
 
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
@@ -88,13 +89,11 @@ def _headline(meta: dict, where: str) -> tuple[tuple[str, str], ...]:
 
 def _check_claims(caption: str, where: str) -> None:
     """Every claim in a caption must be readable (whether it holds is the build's question)."""
-    from . import claims  # claims reads tables, which read figures
-
     if "bench:claim" in CLAIM.sub("", caption):
         raise FigureError(f"{where}: FIGURE caption has a bench:claim without its <!-- /bench:claim -->")
     for spec, _ in CLAIM.findall(caption):
         try:
-            claims.split(spec)
+            claim_syntax.split(spec)
         except ValueError as err:
             raise FigureError(f"{where}: FIGURE caption: {err}") from None
 

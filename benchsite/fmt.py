@@ -75,6 +75,14 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|*_[]`\\"})
+
+
+def md(text: object) -> str:
+    """Text from a results file, safe inside a Markdown table cell."""
+    return esc(text).translate(_MD_SPECIAL)
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``word`` for one, else ``many`` (default ``word + "s"``)."""
     return word if n == 1 else (many or word + "s")

@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from . import compare, fmt, metrics, pages, render, stats
+from . import compare, fmt, metrics, render, stats, urls
+from .buildcache import cached
 from .figures import Figure
 from .html import render as template
-from .sessions import Session, cached, env_diff, history
+from .sessions import Session, env_diff, history
+from .urls import session_path, session_src
 
 if TYPE_CHECKING:
     from .markers import Context
 
-CHANGES_DIR = "bench/changes"
 WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
 LEFT, RIGHT, TOP, BOTTOM = 62, 12, 12, 40
 MAX_LABELS = 4  # session labels under the chart; past this, every k-th
@@ -34,26 +35,13 @@ MAX_LABELS = 4  # session labels under the chart; past this, every k-th
 
 # --- paths ---------------------------------------------------------------------------------
 
-def session_src(fig_id: str, machine: str, session: str) -> str:
-    return f"bench/{fig_id}/{render.machine_slug(machine)}/{session}.md"
-
-
-def session_path(fig_id: str, machine: str, session: str) -> str:
-    """The permalink's URL path below the site root."""
-    return f"bench/{fig_id}/{render.machine_slug(machine)}/{session}/"
-
-
-def changes_src(machine: str) -> str:
-    return f"{CHANGES_DIR}/{render.machine_slug(machine)}.md"
-
-
 def session_pages(cat, fig: Figure, machine: str) -> dict[str, str]:
     """Source path -> Markdown of every session page of one figure on one machine."""
     out = {}
     for sid in session_ids(cat, fig, machine):
         out[session_src(fig.id, machine, sid)] = (
-            f"{pages.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
-            f"<!-- bench:session {fig.id} machine={render.machine_slug(machine)} session={sid} -->\n")
+            f"{urls.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
+            f"<!-- bench:session {fig.id} machine={urls.machine_slug(machine)} session={sid} -->\n")
     return out
 
 
@@ -71,8 +59,8 @@ def session_ids(cat, fig: Figure, machine: str) -> list[str]:
 
 
 def changes_page(machine: str) -> str:
-    return (f"{pages.WIDE}# What changed on {fmt.esc(machine)} {{ #changes }}\n\n"
-            f"<!-- bench:changes machine={render.machine_slug(machine)} -->\n")
+    return (f"{urls.WIDE}# What changed on {fmt.esc(machine)} {{ #changes }}\n\n"
+            f"<!-- bench:changes machine={urls.machine_slug(machine)} -->\n")
 
 
 # --- the history chart ---------------------------------------------------------------------
@@ -284,22 +272,22 @@ def session_marker(args: list[str], ctx: Context) -> str:
     machine = by_slug[opts["machine"]]
     hist = history(cat, fig.id, machine)
     sid = opts.get("session", "")
-    intro = (f"One session of `{fig.id}` on {pages.md(machine)}, kept as it was measured: this page never changes "
+    intro = (f"One session of `{fig.id}` on {fmt.md(machine)}, kept as it was measured: this page never changes "
              "when sessions or machines are added. Its numbers are that session's runs; its verdicts are the "
-             f"rule of [How a verdict is decided]({pages._rel(ctx, 'verdicts.md')}) applied to them, so a change "
+             f"rule of [How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}) applied to them, so a change "
              "to the rule itself would show here too. "
-             f"[The latest results on this machine]({pages._rel(ctx, pages.machine_src(fig.id, machine))}) · "
-             f"[every machine]({pages._rel(ctx, pages.figure_src(fig.id))}).\n")
+             f"[The latest results on this machine]({urls.rel(ctx.src_uri, urls.machine_src(fig.id, machine))}) · "
+             f"[every machine]({urls.rel(ctx.src_uri, urls.figure_src(fig.id))}).\n")
     if sid in hist.errors:
         ctx.on_problem(hist.errors[sid])
-        return intro + pages._html(ctx, render.error_box(fig.id, hist.errors[sid]))
+        return intro + ctx.cache.html_block(render.error_box(fig.id, hist.errors[sid]))
     s = hist.get(sid)
     if s is None:
         raise ValueError(f"no session {sid} of {fig.id} on {machine}")
     key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/")))
     body = cached("session-page", key, lambda: session_panel(fig, s, ctx) + "\n"
                   + str(template("cite.html", open=True, **cite(fig, s, ctx))))
-    return intro + pages._html(ctx, body)
+    return intro + ctx.cache.html_block(body)
 
 
 # --- what changed on a machine -------------------------------------------------------------
@@ -349,21 +337,21 @@ def changes_marker(args: list[str], ctx: Context) -> str:
         pair = _pair(hist.sessions, opts.get("from_jax"), opts.get("to_jax"),
                      opts.get("from_session"), opts.get("to_session"))
         if pair is None:
-            single.append({"id": fig_id, "href": ctx.link(pages.machine_path(fig_id, machine))})
+            single.append({"id": fig_id, "href": ctx.link(urls.machine_path(fig_id, machine))})
             continue
         found = step(cat, *pair, ctx.link)
         figures.append({"id": fig_id, "anchor": fig_id + tag, "title": fig.title,
-                        "href": ctx.link(pages.machine_path(fig_id, machine)),
+                        "href": ctx.link(urls.machine_path(fig_id, machine)),
                         **found})
-    between = (f"its last session with jax {pages.md(opts['from_jax'])} and its first with jax "
-               f"{pages.md(opts['to_jax'])}" if opts.get("from_jax") else
-               f"sessions {pages.md(opts['from_session'])} and {pages.md(opts['to_session'])}"
+    between = (f"its last session with jax {fmt.md(opts['from_jax'])} and its first with jax "
+               f"{fmt.md(opts['to_jax'])}" if opts.get("from_jax") else
+               f"sessions {fmt.md(opts['from_session'])} and {fmt.md(opts['to_session'])}"
                if opts.get("from_session") else "its last two sessions")
-    intro = (f"For every figure measured on {pages.md(machine)} in at least two sessions: the cells of its "
+    intro = (f"For every figure measured on {fmt.md(machine)} in at least two sessions: the cells of its "
              f"table whose difference between {between} is **a result** by the unpaired rule "
-             f"([How a verdict is decided]({pages._rel(ctx, 'verdicts.md')}); runs of two sessions are not "
+             f"([How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}); runs of two sessions are not "
              "paired), with what changed in the provenance between them. Each figure's page on this machine "
              "has its whole history.\n")
-    return intro + pages._html(ctx, str(template("changes.html", machine=machine, figures=figures,
+    return intro + ctx.cache.html_block(str(template("changes.html", machine=machine, figures=figures,
                                                  single=single, errors=errors, single_note=(
         "Not in both sessions" if opts.get("from_jax") or opts.get("from_session") else ""))))

@@ -7,7 +7,6 @@ blocks are left alone, so pages can show the syntax.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import claims, fmt, history, metrics, pages, quotes, render, stats, walltime
+from . import claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -104,7 +103,7 @@ def figure_marker(args: list[str], ctx: Context) -> str:
         fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
     if not panels:
         ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
-    bench_page = posixpath.relpath(pages.figure_src(fig.id), posixpath.dirname(ctx.src_uri) or ".")
+    bench_page = urls.rel(ctx.src_uri, urls.figure_src(fig.id))
     _check_headline(fig, ctx)
     return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
                         caption=claims.caption_html(fig, ctx),

@@ -14,32 +14,28 @@ URLs (stable; a new machine or figure adds pages, never moves one):
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import TYPE_CHECKING
 
 from benchkit import layout
 
-from . import compare, history, render
+from . import compare, history, render, urls
 from .buildcache import site_link
 from .catalog import Catalog, Unavailable
 from .figures import Figure
-from .fmt import esc
+from .fmt import esc, md
 from .html import render as template
+from .urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from .markers import Context
     from .sessions import Session
 
-INDEX_SRC = "bench/index.md"
 # Up to this many machines a figure page shows them as tabs; past it, each
 # machine's page carries its results and the figure page stays light (a chart
 # inlines about half a megabyte of SVG).
 MAX_TABS = 6
 
-# Tables of machines need the width more than the short nav; generated from the results, these
-# pages stay out of the search index (the chapters carry the prose and the same captions).
-WIDE = "---\nhide: [navigation]\nsearch: {exclude: true}\n---\n\n"
 RUN_LINK = "Measure it on your own machine: [Run it on your hardware](../../run-it-yourself.md).\n\n"
 INDEX_PAGE = """---
 hide: [navigation, toc]
@@ -66,31 +62,18 @@ Compare two machines in a terminal with `make compare A=<machine> B=<machine>`. 
 
 # --- paths -------------------------------------------------------------------------------
 
-def figure_src(fig_id: str) -> str:
-    return f"bench/{fig_id}/index.md"
-
-
-def machine_src(fig_id: str, machine: str) -> str:
-    return f"bench/{fig_id}/{render.machine_slug(machine)}.md"
-
-
-def machine_path(fig_id: str, machine: str) -> str:
-    """The machine page's URL path below the site root (directory URLs)."""
-    return f"bench/{fig_id}/{render.machine_slug(machine)}/"
-
-
 def generated_pages(cat: Catalog) -> dict[str, str]:
     """Source path -> Markdown of every /bench page; markers do the rendering."""
     machines = cat.all_machines()
-    changes = " · ".join(f"[{md(m)}]({history.changes_src(m).removeprefix('bench/')})" for m in machines)
+    changes = " · ".join(f"[{md(m)}]({urls.changes_src(m).removeprefix('bench/')})" for m in machines)
     pages = {INDEX_SRC: INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
                                       if machines else "")}
-    pages.update({history.changes_src(m): history.changes_page(m) for m in machines})
+    pages.update({urls.changes_src(m): history.changes_page(m) for m in machines})
     for fig_id, fig in sorted(cat.figures.items()):
         pages[figure_src(fig_id)] = (f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
                                       f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
         for machine in cat.machines(fig_id):
-            slug = render.machine_slug(machine)
+            slug = machine_slug(machine)
             pages[machine_src(fig_id, machine)] = (
                 f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n{RUN_LINK}"
                 f"<!-- bench:page {fig_id} machine={slug} -->\n")
@@ -100,19 +83,8 @@ def generated_pages(cat: Catalog) -> dict[str, str]:
 
 # --- small pieces ------------------------------------------------------------------------
 
-_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|*_[]`\\"})
-
-
-def md(text: object) -> str:
-    """Text from a results file, safe inside a Markdown table cell."""
-    return esc(text).translate(_MD_SPECIAL)
-
-
 def _rel(ctx: Context, target_src: str) -> str:
-    """A Markdown link target from this page's source to another source file; mkdocs
-    turns it into a URL and checks that it (and its anchor) exists."""
-    here = posixpath.dirname(ctx.src_uri)
-    return posixpath.relpath(target_src, here or ".")
+    return urls.rel(ctx.src_uri, target_src)
 
 
 def chapter_link(fig: Figure, ctx: Context) -> str | None:
@@ -269,10 +241,10 @@ def session_note(fig: Figure, machine: str, ctx: Context) -> str:
     session = latest_session(fig, machine, ctx)
     if session is None:
         return ""
-    link = _rel(ctx, history.session_src(fig.id, machine, session.id))
+    link = _rel(ctx, urls.session_src(fig.id, machine, session.id))
     return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
             f"[its permanent page]({link}) never changes when later sessions arrive. "
-            f"[What changed on this machine]({_rel(ctx, history.changes_src(machine))}).\n")
+            f"[What changed on this machine]({_rel(ctx, urls.changes_src(machine))}).\n")
 
 
 def history_section(fig: Figure, machine: str, ctx: Context, heading: str = "History") -> str:
@@ -287,10 +259,7 @@ def _table_div(css: str, table: str) -> str:
 
 
 def _html(ctx: Context, *parts: str) -> str:
-    """Raw HTML as one block that Markdown never parses: a placeholder the build fills in
-    after Markdown (see ``BuildCache.stash``)."""
-    block = "<div class=\"bench-figure\">\n" + "\n".join(p for p in parts if p) + "\n</div>"
-    return f"\n{ctx.cache.stash(block)}\n"
+    return ctx.cache.html_block(*parts)
 
 
 def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
@@ -345,7 +314,7 @@ def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]
         out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
         return "\n".join(out)
     for machine in others:
-        out.append(f"### {md(machine)} vs {md(ref)} {{ #vs-{render.machine_slug(machine)} }}\n\n"
+        out.append(f"### {md(machine)} vs {md(ref)} {{ #vs-{machine_slug(machine)} }}\n\n"
                    + _comparison(fig, machine, ref, ctx))
     return "\n".join(out)
 

@@ -6,8 +6,6 @@ Formatting only: every number was computed by the table model; the markup is in
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import re
 from collections.abc import Callable
 
@@ -18,6 +16,7 @@ from . import chart, fmt, metrics, outliers, stats
 from .figures import Figure
 from .html import render
 from .table import Table, distinct_texts
+from .urls import machine_slug
 
 Link = Callable[[str], str]  # site path -> URL relative to the current page
 
@@ -183,15 +182,6 @@ def machine_panel(tab: Table, csv_url: str, rule_url: str, svg: str | None = Non
                   table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url),
                   warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab),
                   ceiling=Markup(ceiling))
-
-
-@functools.lru_cache(maxsize=4096)
-def machine_slug(machine: str) -> str:
-    """A URL- and id-safe name for a machine folder. Labels the harness writes are
-    already safe and stay as they are; anything else gets a short hash so that two
-    odd names cannot collide."""
-    safe = re.sub(r"[^a-z0-9._-]+", "-", machine.lower()).strip("-.") or "machine"
-    return safe if safe == machine else f"{safe}-{hashlib.sha256(machine.encode()).hexdigest()[:6]}"
 
 
 def tab_id(fig_id: str, machine: str) -> str:

@@ -24,7 +24,6 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +40,8 @@ from benchkit.schema import (
     parse_params,
 )
 
-from . import archive, cachefile, stats
-from .buildcache import cache_dir, store_bytes
+from . import archive, stats
+from .buildcache import cache_dir, cached, store_bytes
 from .catalog import Catalog
 from .load import param_columns, session_id_ok, timestamp_ok
 from .table import Table, distinct_texts, run_days
@@ -304,18 +303,6 @@ class History:
         return next((s for s in self.sessions if s.id == session), None)
 
 
-def kept_files(results: Path) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
-    """(machine, stem) -> session id -> (summary file, runs file), for every file under
-    ``results/*/sessions/*/`` (either file of a pair may be missing: a partial session)."""
-    out: dict[tuple[str, str], dict[str, tuple[Path, Path]]] = {}
-    for path in sorted(results.glob(f"*/{archive.SESSIONS_DIR}/*/*.csv.gz")):
-        session, machine = path.parent.name, path.parents[2].name
-        stem = path.name.removesuffix(archive.RUNS_SUFFIX).removesuffix(archive.SUMMARY_SUFFIX)
-        out.setdefault((machine, stem), {})[session] = (
-            archive.summary_file(results, machine, session, stem), archive.runs_file(results, machine, session, stem))
-    return out
-
-
 def _latest_store(digest: str) -> Path:
     code = hashlib.sha256(Path(archive.__file__).read_bytes()).hexdigest()[:16]
     return cache_dir() / "sessions" / f"{digest}-{code}.json"
@@ -354,18 +341,6 @@ def keep_latest_texts(path: Path, digest: str, header: list[str], rows: list[lis
     except archive.ArchiveError:
         return
     _keep_texts(stored, texts)
-
-
-def cached(kind: str, key: str, make: Callable[[], object]) -> object:
-    """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
-    from) and :func:`cachefile.code_version`: a warm build reads a session's table and page, never parses them."""
-    stored = cache_dir() / kind / f"{hashlib.sha256((key + cachefile.code_version()).encode()).hexdigest()}.pkl"
-    found = cachefile.read(stored)
-    if found is not None:
-        return found
-    value = make()
-    cachefile.write(stored, value)
-    return value
 
 
 def _session(summary: str, runs: str, where: tuple[str, str], fig, machine: str, sid: str, latest: bool) -> Session:

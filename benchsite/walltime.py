@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from . import fmt, render
+from . import fmt, render, urls
 
 
 @dataclass(frozen=True)
@@ -106,8 +106,6 @@ def table(frames: dict[str, pd.DataFrame], link) -> str:
 def marker(args: list[str], ctx) -> str:
     """``<!-- bench:walltime [machine=...] -->``: the wall-time section for one machine (default:
     the machine the prose quotes), from every figure with valid results there."""
-    from . import pages
-
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     cat = ctx.catalog
     with_results = [m for _, m in cat.frames]
@@ -123,4 +121,4 @@ def marker(args: list[str], ctx) -> str:
     for _, problem in refused:  # left out of the sums below: said where the sums are
         ctx.on_problem(problem)
     boxes = "".join(f"{render.error_box(fig_id, problem)}\n\n" for fig_id, problem in refused)
-    return head + boxes + table(frames, lambda fig_id: pages._rel(ctx, pages.figure_src(fig_id)))
+    return head + boxes + table(frames, lambda fig_id: urls.rel(ctx.src_uri, urls.figure_src(fig_id)))

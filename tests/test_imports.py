@@ -130,3 +130,43 @@ def test_every_data_file_of_the_packages_is_declared_for_an_install():
                        for base, patterns in declared.items() for pattern in patterns):
                 undeclared.append(str(path.relative_to(REPO)))
     assert not undeclared, f"data files a plain install would leave out (pyproject.toml package-data): {undeclared}"
+
+
+def _imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules that ``path`` imports when it runs: top-level and deferred
+    ``from . import x`` / ``from .x import y``, but not those under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(sub) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for sub in ast.walk(node)}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and id(node) not in typing_only:
+            names = [node.module] if node.module else [a.name for a in node.names]
+            found |= {n.split(".")[0] for n in names} & modules
+    return found - {path.stem}
+
+
+def test_the_sites_modules_import_one_way():
+    """No module of benchsite imports, at any time, one that imports it back, directly or
+    through others: the model (load, catalog, table, stats) never reaches up to the views that
+    format it (render, pages, markers, history), as CONTRIBUTING's walk says. Where a module
+    once imported another inside a function to dodge such a loop, the shared piece moved down
+    (urls.py, claim_syntax.py, archive.kept_files, buildcache.cached)."""
+    package = REPO / "benchsite"
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    graph = {m: _imports_of(package / f"{m}.py", modules) for m in modules}
+
+    def reaches(start: str, goal: str) -> list[str] | None:
+        todo, seen = [[start]], {start}
+        while todo:
+            path = todo.pop()
+            for nxt in sorted(graph[path[-1]]):
+                if nxt == goal:
+                    return path + [nxt]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(path + [nxt])
+        return None
+
+    loops = sorted({" -> ".join([m, *loop]) for m in modules for n in graph[m] if (loop := reaches(n, m))})
+    assert not loops, f"import loops: {loops}"

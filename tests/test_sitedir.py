@@ -199,14 +199,14 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     """Every download and every generated page lies in a folder the hook keeps; ``mkdocs serve``
     keeps nothing (it builds into a temporary folder, with drafts)."""
     from benchkit import layout
-    from benchsite import pages
+    from benchsite import urls
 
     bench = load_hook("bench", monkeypatch)
     results = tmp_path / "results"
     (results / "m").mkdir(parents=True)
     (results / "m" / "a.csv").write_text("x")
     (results / "m" / "a.trace.json.gz").write_text("x")
-    assert {uri.split("/")[0] for uri, _ in layout.published_files(results)} | {pages.INDEX_SRC.split("/")[0]} \
+    assert {uri.split("/")[0] for uri, _ in layout.published_files(results)} | {urls.BENCH_DIR} \
         == set(bench.REUSED)
     site = kept_site(tmp_path / "site")
     monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])

@@ -43,7 +43,7 @@ from mkdocs.utils import get_relative_url
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitedir, sitesetup
+from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitedir, sitesetup, urls
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache, cache_dir
 
@@ -105,7 +105,7 @@ def _yaml_block(block: str) -> dict | None:
     return data if data else None
 
 
-BENCH_PAGES = pages.INDEX_SRC.split("/")[0]  # the generated pages' folder under docs/ and the site
+BENCH_PAGES = urls.BENCH_DIR  # the generated pages' folder under docs/ and the site
 
 
 def direct(uri: str) -> bool:
@@ -284,7 +284,7 @@ def on_files(files: Files, config) -> Files:
             build.direct.append(DirectPage(uri, text, config))
             files.append(build.direct[-1])
             continue
-        inclusion = InclusionLevel.UNDEFINED if uri == pages.INDEX_SRC else InclusionLevel.NOT_IN_NAV
+        inclusion = InclusionLevel.UNDEFINED if uri == urls.INDEX_SRC else InclusionLevel.NOT_IN_NAV
         files.append(File.generated(config, uri, content=text, inclusion=inclusion))
     build.files = files
     return files
@@ -317,7 +317,7 @@ def on_nav(nav, config, files):
 
 
 def _direct_kind(src_uri: str) -> str:
-    if src_uri.startswith(history.CHANGES_DIR + "/"):
+    if src_uri.startswith(urls.CHANGES_DIR + "/"):
         return "changes page"
     return "session page" if src_uri.count("/") == 3 else "machine page"  # bench/<fig>/<machine>[/<session>].md
 
@@ -576,7 +576,7 @@ class _Writer:
         figure's chapter, the code (benchsite, this hook, the Markdown set-up), the site's URLs."""
         cat = self.build.catalog
         parts = file.src_uri.removesuffix(".md").split("/")
-        if file.src_uri.startswith(history.CHANGES_DIR + "/"):
+        if file.src_uri.startswith(urls.CHANGES_DIR + "/"):
             return self.changes_key(file, text, parts[-1])
         fig = cat.figures.get(parts[1])
         machine = cat.by_slug(parts[1]).get(parts[2]) if fig else None
