@@ -415,7 +415,7 @@ def _state(build: Build, config) -> str:
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
             for machine in cat.machines(fig_id):
                 h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
-        for path in sorted(p for p in cat.results.glob("*/*") if p.is_file()):  # side files too:
+        for _, path in layout.published_files(cat.results):  # every results and side file:
             h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
         for where, found in sorted(cat.kept_files().items()):  # a timeline, a trace
             for sid, pair in sorted(found.items()):
