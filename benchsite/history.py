@@ -228,15 +228,11 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
             "reproduce": reproduce, "markdown": snippet}
 
 
-def _processes(fig: Figure, s: Session, cat) -> int | None:
-    """Processes per run: a kept session's summaries do not record them (``archive._PER_SAMPLE``),
-    so they are the figure's declared count when every run used today's script, else unknown
-    (None: the page does not say one process per run of a figure that may have run several)."""
-    if "process_count" in s.frame:
-        return int(s.frame["process_count"].max())
-    if set(s.frame["script_sha256"]) == {cat.current_sha(fig.id).script}:
-        return int(fig.extra.get("processes", 1))
-    return None
+def _processes(s: Session) -> int | None:
+    """Processes per run, when the session's own files record them. A kept session's summaries
+    do not (``archive._PER_SAMPLE``): the page then says so rather than guess. It may not ask
+    today's script, which would change a page that never changes when the script is edited."""
+    return int(s.frame["process_count"].max()) if "process_count" in s.frame else None
 
 
 def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
@@ -247,7 +243,7 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
             "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
             "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
                                                                        "sample"),
-            "processes": _processes(fig, s, ctx.catalog)}
+            "processes": _processes(s)}
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
