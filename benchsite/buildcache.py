@@ -19,9 +19,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,7 +28,8 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from . import REPO, cachefile, render
+from . import cachefile, render
+from .cachefile import cache_dir, store_bytes
 from .table import Table
 
 PACKAGE = Path(__file__).resolve().parent
@@ -55,16 +54,6 @@ def site_link(path: str) -> Markup:
     return Markup(token)
 
 
-def cache_dir() -> Path:
-    """``BENCH_CACHE`` (tests, the scaling benchmark), else ``.cache/bench``."""
-    return _cache_dir(os.environ.get("BENCH_CACHE") or "")
-
-
-@functools.lru_cache(maxsize=8)
-def _cache_dir(chosen: str) -> Path:  # one Path per setting: a build asks tens of thousands of times
-    return Path(chosen or REPO / ".cache" / "bench")
-
-
 @functools.cache
 def _code_version(kind: str) -> bytes:
     # A chart depends on the code that draws it; a panel on every module and template it goes through.
@@ -76,16 +65,6 @@ def _code_version(kind: str) -> bytes:
     return hashlib.sha256(blob).digest()
 
 
-def store_bytes(path: Path, data: bytes) -> None:
-    """``data`` written to ``path`` through a temp file and a rename: two builds at once never
-    read half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
 def chart_key(tab: Table) -> str:
     fig = tab.fig
     cols = DRAWN_FROM + [f"p_{k}" for k in fig.group_by]
@@ -93,18 +72,6 @@ def chart_key(tab: Table) -> str:
     digest.update(repr((fig.title, fig.group_by, fig.variants)).encode())
     digest.update(pd.util.hash_pandas_object(tab.frame[cols], index=False).values.tobytes())
     return digest.hexdigest()
-
-
-def cached(kind: str, key: str, make: Callable[[], object]) -> object:
-    """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
-    from) and :func:`cachefile.code_version`: a warm build reads a session's table and page, never parses them."""
-    stored = cache_dir() / kind / f"{hashlib.sha256((key + cachefile.code_version()).encode()).hexdigest()}.pkl"
-    found = cachefile.read(stored)
-    if found is not None:
-        return found
-    value = make()
-    cachefile.write(stored, value)
-    return value
 
 
 class BuildCache:

@@ -8,7 +8,10 @@ import hashlib
 import os
 import pickle
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+from . import REPO
 
 
 def read(path: Path) -> object | None:
@@ -89,3 +92,35 @@ def code_version() -> str:
     files = sorted(package.glob("*.py")) + sorted((package / "templates").glob("*")) + [package / "peaks.csv"]
     versions = f"{jinja2.__version__}\0{numpy.__version__}\0{pandas.__version__}".encode()
     return hashlib.sha256(b"".join(f.read_bytes() for f in files) + versions).hexdigest()
+
+
+def cache_dir() -> Path:
+    """``BENCH_CACHE`` (tests, the scaling benchmark), else ``.cache/bench``."""
+    return _cache_dir(os.environ.get("BENCH_CACHE") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_dir(chosen: str) -> Path:  # one Path per setting: a build asks tens of thousands of times
+    return Path(chosen or REPO / ".cache" / "bench")
+
+
+def store_bytes(path: Path, data: bytes) -> None:
+    """``data`` written to ``path`` through a temp file and a rename: two builds at once never
+    read half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def cached(kind: str, key: str, make: Callable[[], object]) -> object:
+    """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
+    from) and :func:`code_version`: a warm build reads a session's table and page, never parses them."""
+    stored = cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
+    found = read(stored)
+    if found is not None:
+        return found
+    value = make()
+    write(stored, value)
+    return value

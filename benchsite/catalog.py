@@ -21,8 +21,7 @@ from benchkit.provenance import harness_sha256, sha256_file
 from benchkit.schema import figure_id_for
 
 from . import REPO, archive
-from .buildcache import cached
-from .cachefile import file_digest
+from .cachefile import cached, file_digest
 from .figures import Figure, all_figures
 from .headline import Headline
 from .load import ResultFile, ResultsError, known, load

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from . import compare, fmt, metrics, render, stats, urls
-from .buildcache import cached
+from .cachefile import cached
 from .figures import Figure
 from .html import render as template
 from .sessions import Session, env_diff, history
@@ -228,13 +228,6 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
             "reproduce": reproduce, "markdown": snippet}
 
 
-def _processes(s: Session) -> int | None:
-    """Processes per run, when the session's own files record them. A kept session's summaries
-    do not (``archive._PER_SAMPLE``): the page then says so rather than guess. It may not ask
-    today's script, which would change a page that never changes when the script is edited."""
-    return int(s.frame["process_count"].max()) if "process_count" in s.frame else None
-
-
 def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
     tab = s.table
     per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
@@ -243,7 +236,9 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
             "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
             "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
                                                                        "sample"),
-            "processes": _processes(s)}
+            # Processes per run: the kept summaries do not keep them (archive._PER_SAMPLE), and the page
+            # says so rather than ask today's script (a page that never changes would then change).
+            "processes": None}
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
@@ -271,7 +266,7 @@ def session_marker(args: list[str], ctx: Context) -> str:
     intro = (f"One session of `{fig.id}` on {fmt.md(machine)}, kept as it was measured: this page never changes "
              "when sessions or machines are added. Its numbers are that session's runs; its verdicts are the "
              f"rule of [How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}) applied to them, so a change "
-             "to the rule itself would show here too. "
+             "to the rule itself, or a correction to how the page shows them, would show here too. "
              f"[The latest results on this machine]({urls.rel(ctx.src_uri, urls.machine_src(fig.id, machine))}) · "
              f"[every machine]({urls.rel(ctx.src_uri, urls.figure_src(fig.id))}).\n")
     if sid in hist.errors:

@@ -65,7 +65,7 @@ Compare two machines in a terminal with `make compare A=<machine> B=<machine>`. 
 def generated_pages(cat: Catalog) -> dict[str, str]:
     """Source path -> Markdown of every /bench page; markers do the rendering."""
     machines = cat.all_machines()
-    changes = " · ".join(f"[{md(m)}]({urls.changes_src(m).removeprefix('bench/')})" for m in machines)
+    changes = " · ".join(f"[{md(m)}]({urls.rel(INDEX_SRC, urls.changes_src(m))})" for m in machines)
     pages = {INDEX_SRC: INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
                                       if machines else "")}
     pages.update({urls.changes_src(m): history.changes_page(m) for m in machines})

@@ -3,7 +3,7 @@
 A site build is one process: mkdocs makes pages one after another. What makes a page
 slow (a results file validated, a table model, a session's history, a machine panel,
 a page body) is kept under the build cache by a key of everything it is made from
-(``buildcache``, ``buildcache.cached``, ``load.load``). :func:`warm` runs jobs that make
+(``buildcache``, ``cachefile.cached``, ``load.load``). :func:`warm` runs jobs that make
 such things in forked worker processes, one per core, and waits; the build then runs
 exactly as before and finds them on disk. Nothing a worker computes reaches the build
 except through those files, so a warm-up can only make the build faster: a job that
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cachefile
-from .buildcache import cache_dir
+from .cachefile import cache_dir
 
 __all__ = ["Job", "key", "pending", "warm", "workers"]
 

@@ -41,7 +41,7 @@ from benchkit.schema import (
 )
 
 from . import archive, stats
-from .buildcache import cache_dir, cached, store_bytes
+from .cachefile import cache_dir, cached, store_bytes
 from .catalog import Catalog
 from .load import param_columns, session_id_ok, timestamp_ok
 from .table import Table, distinct_texts, run_days

@@ -14,9 +14,9 @@ import hashlib
 import posixpath
 import re
 
-BENCH_DIR = "bench"  # the generated pages' folder under docs/ and in the site
-INDEX_SRC = f"{BENCH_DIR}/index.md"
-CHANGES_DIR = f"{BENCH_DIR}/changes"
+BENCH_PAGES = "bench"  # the generated pages' folder under docs/ and in the site
+INDEX_SRC = f"{BENCH_PAGES}/index.md"
+CHANGES_DIR = f"{BENCH_PAGES}/changes"
 
 # The front matter of a generated page: tables of machines need the width more than the short
 # nav; generated from the results, these pages stay out of the search index (the chapters carry
@@ -34,25 +34,25 @@ def machine_slug(machine: str) -> str:
 
 
 def figure_src(fig_id: str) -> str:
-    return f"{BENCH_DIR}/{fig_id}/index.md"
+    return f"{BENCH_PAGES}/{fig_id}/index.md"
 
 
 def machine_src(fig_id: str, machine: str) -> str:
-    return f"{BENCH_DIR}/{fig_id}/{machine_slug(machine)}.md"
+    return f"{BENCH_PAGES}/{fig_id}/{machine_slug(machine)}.md"
 
 
 def machine_path(fig_id: str, machine: str) -> str:
     """The machine page's URL path below the site root (directory URLs)."""
-    return f"{BENCH_DIR}/{fig_id}/{machine_slug(machine)}/"
+    return f"{BENCH_PAGES}/{fig_id}/{machine_slug(machine)}/"
 
 
 def session_src(fig_id: str, machine: str, session: str) -> str:
-    return f"{BENCH_DIR}/{fig_id}/{machine_slug(machine)}/{session}.md"
+    return f"{BENCH_PAGES}/{fig_id}/{machine_slug(machine)}/{session}.md"
 
 
 def session_path(fig_id: str, machine: str, session: str) -> str:
     """The permalink's URL path below the site root."""
-    return f"{BENCH_DIR}/{fig_id}/{machine_slug(machine)}/{session}/"
+    return f"{BENCH_PAGES}/{fig_id}/{machine_slug(machine)}/{session}/"
 
 
 def changes_src(machine: str) -> str:

@@ -133,17 +133,73 @@ def test_every_data_file_of_the_packages_is_declared_for_an_install():
 
 
 def _imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The package's modules that ``path`` imports when it runs: top-level and deferred
-    ``from . import x`` / ``from .x import y``, but not those under ``if TYPE_CHECKING:``."""
+    """The package's modules that ``path`` imports when it runs, top-level or inside a function:
+    ``from . import x``, ``from .x import y``, ``from benchsite import x``, ``from benchsite.x
+    import y``, ``import benchsite.x``; not those in the body of ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text())
-    typing_only = {id(sub) for node in ast.walk(tree)
-                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for sub in ast.walk(node)}
+
+    def typing_guard(test: ast.expr) -> bool:
+        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+            (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+    typing_only = {id(sub) for node in ast.walk(tree) if isinstance(node, ast.If) and typing_guard(node.test)
+                   for stmt in node.body for sub in ast.walk(stmt)}
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and id(node) not in typing_only:
-            names = [node.module] if node.module else [a.name for a in node.names]
-            found |= {n.split(".")[0] for n in names} & modules
-    return found - {path.stem}
+        if id(node) in typing_only:
+            continue
+        absolute = isinstance(node, ast.ImportFrom) and node.level == 0 and \
+            (node.module or "").split(".")[0] == "benchsite"
+        if isinstance(node, ast.ImportFrom) and (node.level == 1 or absolute):
+            inside = (node.module or "").removeprefix("benchsite").lstrip(".") if absolute else (node.module or "")
+            names = [inside] if inside else [a.name for a in node.names]
+            found |= {n.split(".")[0] for n in names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("benchsite.")}
+    return (found & modules) - {path.stem}
+
+
+def _graph() -> dict[str, set[str]]:
+    package = REPO / "benchsite"
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    return {m: _imports_of(package / f"{m}.py", modules) for m in modules}
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def test_the_import_graph_sees_every_form_of_import(tmp_path):
+    """The graph the next two tests walk: a relative, an absolute and a deferred import each count;
+    only the body of ``if TYPE_CHECKING:`` does not."""
+    path = tmp_path / "mod.py"
+    path.write_text("from typing import TYPE_CHECKING\nfrom . import a\nfrom .b import x\n"
+                    "from benchsite import c\nfrom benchsite.d import y\nimport benchsite.e\n"
+                    "def f():\n    from . import g\n"
+                    "if TYPE_CHECKING:\n    from . import h\nelse:\n    from . import i\n"
+                    "if not TYPE_CHECKING:\n    from . import j\n")
+    assert _imports_of(path, set("abcdefghij")) == set("abcdegij")
+
+
+# The model: what a view asks. The views: what formats it. A model module never reaches a view.
+MODEL = {"archive", "cachefile", "catalog", "claim_syntax", "figures", "headline", "load", "metrics", "outliers",
+         "quotes", "sessions", "staleness", "stats", "table", "urls"}
+VIEWS = {"buildcache", "chart", "claims", "compare", "history", "html", "markers", "pages", "render", "roofline",
+         "timeline", "walltime"}
+
+
+def test_the_model_never_imports_a_view():
+    """Importing the model (load, catalog, the table model, the kept sessions, the quotes) loads no
+    module that renders, at any time: the layers of CONTRIBUTING's walk, as imports."""
+    graph = _graph()
+    assert MODEL <= set(graph) and VIEWS <= set(graph)
+    reaching = {m: sorted(_reached(graph, m) & VIEWS) for m in sorted(MODEL)}
+    assert {m: v for m, v in reaching.items() if v} == {}
 
 
 def test_the_sites_modules_import_one_way():
@@ -152,9 +208,8 @@ def test_the_sites_modules_import_one_way():
     format it (render, pages, markers, history), as CONTRIBUTING's walk says. Where a module
     once imported another inside a function to dodge such a loop, the shared piece moved down
     (urls.py, claim_syntax.py, archive.kept_files, buildcache.cached)."""
-    package = REPO / "benchsite"
-    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
-    graph = {m: _imports_of(package / f"{m}.py", modules) for m in modules}
+    graph = _graph()
+    modules = set(graph)
 
     def reaches(start: str, goal: str) -> list[str] | None:
         todo, seen = [[start]], {start}

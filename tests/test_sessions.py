@@ -376,7 +376,7 @@ def test_a_session_page_shows_that_session_and_its_cite_block(tmp_path, docs):
 @pytest.mark.parametrize("declared", [2, None])
 def test_a_session_page_says_only_what_its_own_files_record_of_processes(tmp_path, docs, declared):
     """A kept session's summaries drop the per-sample process count, so its page says "how many
-    not recorded" (it once said "separate processes" of a figure of two processes a run), whatever
+    not kept" (it once said "separate processes" of a figure of two processes a run), whatever
     the figure declares today; and editing the script today leaves the page as it was (a page
     that took the count from today's script changed when the script did)."""
     from benchkit.provenance import sha256_file
@@ -391,7 +391,7 @@ def test_a_session_page_says_only_what_its_own_files_record_of_processes(tmp_pat
         return render_page(cat, f"bench/fig-demo/cpu-a/{OLD}.md", docs)
 
     before = page()
-    assert "runs (fresh processes each, how many not recorded)" in before and before.count(" runs (") == 1
+    assert "runs (fresh processes each, how many not kept)" in before and before.count(" runs (") == 1
     fig.script.write_text(fig.script.read_text() + "# edited after the session\n")
     assert page() == before
 

@@ -206,7 +206,7 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     (results / "m").mkdir(parents=True)
     (results / "m" / "a.csv").write_text("x")
     (results / "m" / "a.trace.json.gz").write_text("x")
-    assert {uri.split("/")[0] for uri, _ in layout.published_files(results)} | {urls.BENCH_DIR} \
+    assert {uri.split("/")[0] for uri, _ in layout.published_files(results)} | {urls.BENCH_PAGES} \
         == set(bench.REUSED)
     site = kept_site(tmp_path / "site")
     monkeypatch.setattr(bench, "BUILD", [bench.Build(catalog=None, strict_stale=False)])

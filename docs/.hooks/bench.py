@@ -45,7 +45,8 @@ from mkdocs.utils import meta as md_meta
 from benchkit import layout
 from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitedir, sitesetup, urls
 from benchsite import catalog as _catalog
-from benchsite.buildcache import BuildCache, cache_dir
+from benchsite.buildcache import BuildCache
+from benchsite.cachefile import cache_dir
 
 log = logging.getLogger("mkdocs.plugins.bench")
 
@@ -105,7 +106,7 @@ def _yaml_block(block: str) -> dict | None:
     return data if data else None
 
 
-BENCH_PAGES = urls.BENCH_DIR  # the generated pages' folder under docs/ and the site
+BENCH_PAGES = urls.BENCH_PAGES  # the generated pages' folder under docs/ and the site
 
 
 def direct(uri: str) -> bool:

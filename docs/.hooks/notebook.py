@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 
 from benchsite import cachefile, notebook_page
-from benchsite.buildcache import cache_dir
+from benchsite.cachefile import cache_dir
 
 
 def on_page_content(html: str, page, config, files) -> str:

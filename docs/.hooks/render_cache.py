@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from benchsite import cachefile, sitesetup
-from benchsite.buildcache import cache_dir
+from benchsite.cachefile import cache_dir
 
 # What a render may change on a page; anything else changed means the result is not kept.
 KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}
