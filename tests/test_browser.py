@@ -359,3 +359,29 @@ def test_every_chart_draws_its_dots(built_site, serve, page):
         assert set(caps) <= {"round"}, (url, set(caps))
         checked += len(caps)
     assert checked
+
+
+WIDE_FIGURES = """() => [...document.querySelectorAll('.bench-timeline, .bench-roofline')]
+  .filter(f => f.getClientRects().length)
+  .map(f => { const texts = [...f.querySelectorAll('svg text')].filter(t => t.getClientRects().length)
+                .map(t => { const m = t.getScreenCTM();
+                            return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); });
+              return {cls: f.className, box: f.clientWidth, drawn: f.scrollWidth, smallest: Math.min(...texts)}; })"""
+
+
+@pytest.mark.parametrize("width", [390, 960, 1280])
+def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serve, browser, width):
+    """The trace timeline and the roofline keep their text at 10 px or more at every width (on a
+    phone they scroll inside their box rather than shrink), and at a desktop's content width
+    (686 px, the narrowest with both sidebars) they fit without a scroll bar."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    figures = []
+    for path in ("/diagnosing/gaps-and-residuals/", "/how-good-is-this-number/"):
+        pg.goto(serve(built_site) + path)
+        figures += pg.evaluate(WIDE_FIGURES)
+    context.close()
+    assert {"bench-timeline", "bench-roofline"} <= {c for f in figures for c in f["cls"].split()}
+    assert all(f["smallest"] >= 10 for f in figures), figures
+    if width >= 960:
+        assert all(f["drawn"] <= f["box"] for f in figures), figures
