@@ -265,3 +265,30 @@ def test_every_link_on_the_index_resolves(browser, server):
         if anchor:
             assert ids_on[address].count(anchor) == 1, href
     page.close()
+
+
+def test_the_scaling_tool_says_where_the_sites_bytes_are(tmp_path):
+    """Bytes by kind of file, by where the site puts it, and how much of each page is the theme
+    around its <article> (the part that is the same on every page)."""
+    page = "<html><nav>menu</nav><article class='md-content__inner'>{}</article><footer/></html>"
+    files = {"bench/fig-a/m1/index.html": page.format("table"),
+             "bench/fig-a/m1/20261201T000000Z-ab12/index.html": page.format("run"),
+             "bench/changes/m1/index.html": page.format("what changed"),
+             "bench/fig-a/index.html": page.format("machines"), "bench/index.html": page.format("every figure"),
+             "results/m1/a.csv.gz": "x" * 7, "how-good-is-this-number/index.html": page.format("prose"),
+             "assets/bench.css": "y" * 3, "index.html": "<html>no article</html>"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    theme = len(page.format("")) - len("<article class='md-content__inner'></article>")
+    found = _scaling().sizes(tmp_path)
+    assert list(found) == ["machine pages", "session pages", "changes pages", "/bench index and figure pages",
+                           "downloads", "chapters", "the rest"]
+    assert found["machine pages"] == (1, len(page.format("table")), theme)
+    assert found["session pages"] == (1, len(page.format("run")), theme)
+    assert found["/bench index and figure pages"][:1] == (2,) and found["downloads"] == (1, 7, 0)
+    # A page without an <article> (none of mkdocs' content) counts no theme: only what is known to be.
+    assert found["chapters"] == (2, len(page.format("prose")) + len("<html>no article</html>"), theme)
+    assert found["the rest"] == (1, 3, 0)
+    assert _scaling().size_line(tmp_path).startswith(
+        "machine pages 0.0 MB (1, theme 0.0 MB) · session pages")

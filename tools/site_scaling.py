@@ -1,16 +1,17 @@
 """How the site build scales with machine folders (a benchmark of the build, not a figure).
 
-Copies every committed results file into N synthetic machine folders (other labels,
-same samples) in a temp dir beside the committed folders (which the chapters quote), then
-times ``mkdocs build --strict`` (what ``make site`` runs) against the committed results and
-against committed + copies, each with an empty build cache (cold), again with the cache it
-left (warm), and once more as the Pages workflow builds (restored: the results checked out
-afresh, so every file has a new inode and times, and the cache restored without the folders
-the workflow removes before saving it), and where each build's time went (the hook logs each warming step: results
-files, figure x machine pairs, pages; the rest is mkdocs starting, the catalog between the
-steps, and the build itself in one process), and what the workers' time went on in a cold
-build, by kind of job (the total, how many jobs, and the mean). Nothing is written into the
-checkout except the built sites' temp dirs, which are removed.
+Copies every committed results file into N synthetic machine folders (other labels, same samples) in
+a temp dir beside the committed folders (which the chapters quote), then times ``mkdocs build
+--strict`` (what ``make site`` runs) against the committed results and against committed + copies,
+each with an empty build cache (cold), again with the cache it left (warm), and once more as the
+Pages workflow builds (restored: the results checked out afresh, so every file has a new inode and
+times, and the cache restored without the folders the workflow removes before saving it), and where
+each build's time went (the hook logs each warming step: results files, figure x machine pairs,
+pages; the rest is mkdocs starting, the catalog between the steps, and the build itself in one
+process), and what the workers' time went on in a cold build, by kind of job (the total, how many
+jobs, and the mean), and where the site's bytes are, by kind of file (and how much of the pages is
+the theme around their content). Nothing is written into the checkout except the built sites' temp
+dirs, which are removed.
 
     .venv/bin/python tools/site_scaling.py            # 100 synthetic machines
     .venv/bin/python tools/site_scaling.py --machines 20
@@ -126,6 +127,49 @@ def size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
 
+# The content of a page as Material writes it; the rest of the page is the theme around it
+# (head, header, navigation, table of contents, footer), the same on every page.
+ARTICLE = re.compile(rb"<article\b.*</article>", re.S)
+KINDS = ("machine pages", "session pages", "changes pages", "/bench index and figure pages", "downloads",
+         "chapters", "the rest")
+
+
+def kind_of(path: str) -> str:
+    """What a built site's file is, by where the site puts it (benchsite/urls.py: the /bench
+    pages, bench/<fig>/<machine>/[<session>/]; the downloads under results/)."""
+    parts = path.split("/")
+    if parts[0] == "results":
+        return "downloads"
+    if not path.endswith(".html"):
+        return "the rest"
+    if parts[0] == "bench":
+        if len(parts) > 1 and parts[1] == "changes":
+            return "changes pages"
+        return {4: "machine pages", 5: "session pages"}.get(len(parts), "/bench index and figure pages")
+    return "chapters"
+
+
+def sizes(site: Path) -> dict[str, tuple[int, int, int]]:
+    """A built site's bytes by kind of file: (files, bytes, of which the theme around each page's
+    content; a page with no <article> counts none), the kinds in ``KINDS`` order, those with no
+    file left out."""
+    found = {kind: [0, 0, 0] for kind in KINDS}
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):
+        entry = found[kind_of(path.relative_to(site).as_posix())]
+        data = path.read_bytes()
+        article = ARTICLE.search(data) if path.suffix == ".html" else None
+        entry[0] += 1
+        entry[1] += len(data)
+        entry[2] += len(data) - len(article.group(0)) if article else 0
+    return {kind: (n, size, theme) for kind, (n, size, theme) in found.items() if n}
+
+
+def size_line(site: Path) -> str:
+    """Where a site's bytes are, one kind after another, in MB (the theme's share of its pages)."""
+    return " · ".join(f"{kind} {size / 1e6:.1f} MB ({n}" + (f", theme {theme / 1e6:.1f} MB)" if theme else ")")
+                      for kind, (n, size, theme) in sizes(site).items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--machines", type=int, default=100)
@@ -147,6 +191,7 @@ def main() -> None:
             print(f"{name:<24} {cold:>10.1f}s {warm:>10.1f}s {restored:>8.1f}s {pages:>6} {size_mb(out):>8.1f}",
                   flush=True)
             print(f"    cold: {cold_steps}\n    warm: {warm_steps}\n    restored: {restored_steps}", flush=True)
+            print(f"    site: {size_line(out)}", flush=True)
             for line in workers:  # where a cold build's worker time went, job by kind
                 print(f"    cold workers, {line}", flush=True)
 
