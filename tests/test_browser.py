@@ -385,3 +385,49 @@ def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serv
     assert all(f["smallest"] >= 10 for f in figures), figures
     if width >= 960:
         assert all(f["drawn"] <= f["box"] for f in figures), figures
+
+
+# Each scrolling box of ours (how wide it is, how wide its content scrolls, its widest table, and
+# whether Material's scroll box sits inside it), and each of Material's scroll boxes around a plain
+# table in our figures and boxes (whether it is shaded, and whether its table paints over the shade).
+SCROLL_BOXES = """() => {
+  const shown = [...document.querySelectorAll('.bench-scroll')].filter(e => e.getClientRects().length);
+  const material = [...document.querySelectorAll(
+    '.bench-figure .md-typeset__scrollwrap, .bench-scroll > .md-typeset__scrollwrap')]
+    .filter(e => e.getClientRects().length);
+  const opaque = t => { const s = getComputedStyle(t);
+                        return s.backgroundColor !== 'rgba(0, 0, 0, 0)' || s.backgroundImage !== 'none'; };
+  const widest = e => Math.max(...[...e.querySelectorAll('table')].map(t => t.getBoundingClientRect().width));
+  return {ours: shown.map(e => ({cls: e.className, box: e.clientWidth, drawn: e.scrollWidth,
+                                 inner: !!e.querySelector(':scope > .md-typeset__scrollwrap'),
+                                 table: widest(e)})),
+          material: material.map(w => ({box: w.clientWidth, drawn: w.scrollWidth,
+                                        shaded: getComputedStyle(w).backgroundImage.includes('radial-gradient'),
+                                        covered: [...w.querySelectorAll('table')].some(opaque)}))};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden(built_site, serve, browser,
+                                                                                 width):
+    """Material wraps a plain <table> in a scroll box of its own with -0.8rem margins, and the table
+    scrolls in it, not in itself. Inside one of ours (a session page's tables, the roofline tables)
+    those margins made our box 16 px wider than its width, so it scrolled and showed the shade that
+    says columns are hidden where none were; and the shade on the table itself never showed, so a
+    table cut off at a phone's edge did not say so. Now Material's box scrolls, shaded, with the
+    table drawn over its background transparent, and ours does not scroll around it."""
+    session = next(p.parent for p in sorted((built_site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    ours, material = [], []
+    for path in (f"/{session.relative_to(built_site).as_posix()}/", "/how-good-is-this-number/", CHART_PAGE):
+        pg.goto(serve(built_site) + path)
+        found = pg.evaluate(SCROLL_BOXES)
+        ours, material = ours + found["ours"], material + found["material"]
+    context.close()
+    assert {"bench-scroll", "bench-roofline-table bench-scroll"} <= {b["cls"] for b in ours}
+    assert any(b["inner"] for b in ours) and material
+    assert [b for b in ours if (b["inner"] or b["table"] <= b["box"]) and b["drawn"] > b["box"]] == []
+    assert [b for b in material if not b["shaded"] or b["covered"]] == []
+    if width == 390:  # some table is cut off there, and says so
+        assert any(b["drawn"] > b["box"] for b in material)
