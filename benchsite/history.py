@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
 LEFT, RIGHT, TOP, BOTTOM = 62, 12, 12, 40
 MAX_LABELS = 4  # session labels under the chart; past this, every k-th
+# The width of a character of a label under the chart, 13-unit text, with room to spare (DejaVu
+# Sans, among the widest, draws "2026-12-01 21:17" 103 units wide: 0.49 of the size a character),
+# so that labels are spaced and placed by their width.
+CHAR_W, LABEL_GAP = 0.55 * 13, 6
 
 
 # --- paths ---------------------------------------------------------------------------------
@@ -98,12 +102,16 @@ def chart(points: list[Session], link) -> Markup | None:
     top, step = _nice_top(max(h.summary.high for _, h in shown))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     y = lambda v: round(TOP + plot_h * (1 - v / top), 1)  # noqa: E731
-    every = math.ceil(len(shown) / MAX_LABELS)
+    # Labels every k-th session, k such that neighbours do not run into each other, each kept
+    # inside the chart (moved in from the edge by what it would lose there).
+    label_w = max(max(len(_when(s)), len(f"jax {s.values('jax_version')}")) for s, _ in shown) * CHAR_W
+    every = max(math.ceil(len(shown) / MAX_LABELS), math.ceil((label_w + LABEL_GAP) * len(shown) / plot_w))
     out = []
     for i, (s, h) in enumerate(shown):
         x = round(LEFT + plot_w * (i + 0.5) / len(shown), 1)
         out.append({"x": x, "y": y(h.summary.median), "low": y(h.summary.low), "high": y(h.summary.high),
                     "href": link(session_path(s.fig_id, s.machine, s.id)), "label": i % every == 0,
+                    "label_x": round(min(max(x, label_w / 2), WIDTH - label_w / 2), 1),
                     "date": _when(s), "jax": s.values("jax_version"),
                     "title": f"session {s.id}: {h.text} ({h.summary.runs} runs, jax {s.values('jax_version')})"})
     ticks = [{"y": y(k * step), "text": _tick(k * step, is_ratio)} for k in range(round(top / step) + 1)]

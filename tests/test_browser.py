@@ -431,3 +431,33 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
     assert [b for b in material if not b["shaded"] or b["covered"]] == []
     if width == 390:  # some table is cut off there, and says so
         assert any(b["drawn"] > b["box"] for b in material)
+
+
+HISTORY_LABELS = """() => [...document.querySelectorAll('.bench-history-chart')].filter(s => s.getClientRects().length)
+  .map(s => { const box = s.getBoundingClientRect();
+    return {box: [box.left, box.right], labels: [...s.querySelectorAll('text[text-anchor=middle]')]
+      .map(t => { const r = t.getBoundingClientRect();
+                  return [Math.round(r.top), r.left, r.right, t.textContent]; })}; })"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_history_chart_labels_stay_inside_and_apart(built_site, serve, browser, width):
+    """The dates under a history chart: none cut off at the chart's edge, none running into the
+    next (seven sessions put the last date half outside and the dates 1 px apart)."""
+    counts = {}
+    for page in sorted((built_site / "bench").glob(f"*/{REFERENCE}/index.html")):
+        counts[page] = len(list(page.parent.glob("*/index.html")))
+    most = max(counts, key=counts.get)
+    assert counts[most] >= 7
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    pg.goto(serve(built_site) + f"/{most.parent.relative_to(built_site).as_posix()}/")
+    charts = pg.evaluate(HISTORY_LABELS)
+    context.close()
+    assert charts and all(len(c["labels"]) >= 4 for c in charts)
+    for chart in charts:
+        left, right = chart["box"]
+        assert all(left - 0.5 <= a and b <= right + 0.5 for _, a, b, _ in chart["labels"]), chart
+        for line in {top for top, *_ in chart["labels"]}:
+            spans = sorted((a, b) for top, a, b, _ in chart["labels"] if top == line)
+            assert all(b1 + 2 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:])), chart
