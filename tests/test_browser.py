@@ -461,3 +461,44 @@ def test_history_chart_labels_stay_inside_and_apart(built_site, serve, browser, 
         for line in {top for top, *_ in chart["labels"]}:
             spans = sorted((a, b) for top, a, b, _ in chart["labels"] if top == line)
             assert all(b1 + 2 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:])), chart
+
+
+LESSON = "/lessons/benchmark-async-work/"
+# Each lesson output box that scrolls sideways (whether shaded), and the contrast of every coloured
+# span of the printed source against the background it is drawn on (WCAG's ratio).
+LESSON_OUTPUTS = """() => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const lum = c => { const [r, g, b] = rgb(c).slice(0, 3).map(v => v / 255)
+    .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const behind = e => { for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+    if (rgb(c).length < 4 || rgb(c)[3] > 0) return c; } return 'rgb(255, 255, 255)'; };
+  const over = (c, b) => { const [r, g, bl, a = 1] = rgb(c), u = rgb(b);  // c drawn over b
+    return `rgb(${[r, g, bl].map((v, i) => v * a + u[i] * (1 - a)).join(', ')})`; };
+  const ratio = (c, b) => { const [x, y] = [lum(over(c, b)), lum(b)].sort((p, q) => q - p);
+                            return (x + 0.05) / (y + 0.05); };
+  const spans = [...document.querySelectorAll('.jupyter-wrapper .highlight pre[style] span[style]')]
+    .filter(s => s.textContent.trim());
+  return {scrolling: [...document.querySelectorAll('.jupyter-wrapper .jp-OutputArea-output')]
+            .filter(o => o.scrollWidth > o.clientWidth + 1)
+            .map(o => ({tables: o.querySelectorAll('table').length,
+                        shaded: getComputedStyle(o).backgroundImage.includes('radial-gradient')})),
+          contrast: spans.map(s => [s.textContent.slice(0, 20), ratio(getComputedStyle(s).color, behind(s))])};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_lesson_outputs_say_when_columns_are_hidden_and_its_source_reads_in_both_schemes(built_site, serve, browser,
+                                                                                         scheme):
+    """On a phone the lesson's tables scroll in their output box; that box shows the shade that
+    says columns are hidden, as the site's own tables do. On the dark scheme the source the lesson
+    prints (Pygments, inline colours for a light page: blue names measured 1.8:1 there) keeps
+    WCAG's 4.5:1; on the light one it is Pygments' default style as stored (comments 4.46:1)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme=scheme)
+    pg = context.new_page()
+    pg.goto(serve(built_site) + LESSON)
+    found = pg.evaluate(LESSON_OUTPUTS)
+    context.close()
+    tables = [o for o in found["scrolling"] if o["tables"]]
+    assert tables and all(o["shaded"] for o in tables), found["scrolling"]
+    assert len(found["contrast"]) > 50
+    assert [c for c in found["contrast"] if c[1] < (4.5 if scheme == "dark" else 4.3)] == []
