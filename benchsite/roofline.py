@@ -263,15 +263,25 @@ def _flops_label(value: float) -> str:
     return f"{value / scale:g} {prefix}FLOP/s"
 
 
-def _place_label(x: float, y: float, width: float, taken: list[tuple[float, float, float, float]],
-                 labels: list[tuple[float, float, float, float]]) -> tuple[float, float, str]:
+Box = tuple[float, float, float, float]  # left, top, right, bottom in the plot's units
+NEAR = 8  # a label this close to another workload's dot reads as that dot's
+
+
+def _place_label(x: float, y: float, width: float, taken: list[Box], labels: list[Box],
+                 dots: list[Box]) -> tuple[float, float, str, tuple[float, float] | None]:
     """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
-    overlaps least (another label counts far more than a line or a dot); the first of equals."""
+    overlaps least (another label counts far more than a line or a dot, and lying within ``NEAR``
+    of another workload's dot counts as overlapping it); the first of equals. With it, where a
+    leader line from the dot meets the label when the label is not right beside the dot (the
+    first two spots), or None: in a crowd, which label is whose is then drawn, not guessed."""
     spots = [(8, 4), (-8, 4), (7, 16), (-7, 16), (7, -8), (-7, -8), (7, 30), (-7, 30), (7, -22), (-7, -22),
              (7, 44), (-7, 44), (7, -36), (-7, -36)]
+    own = (x - 5, y - 5, x + 5, y + 5)
+    others = [d for d in dots if d != own]
 
-    def hits(box: tuple[float, float, float, float], boxes: list[tuple[float, float, float, float]]) -> int:
-        return sum(not (box[2] < b[0] or b[2] < box[0] or box[3] < b[1] or b[3] < box[1]) for b in boxes)
+    def hits(box: Box, boxes: list[Box], pad: float = 0) -> int:
+        return sum(not (box[2] + pad < b[0] or b[2] < box[0] - pad or box[3] + pad < b[1] or b[3] < box[1] - pad)
+                   for b in boxes)
 
     best = None
     for dx, dy in spots:
@@ -279,7 +289,7 @@ def _place_label(x: float, y: float, width: float, taken: list[tuple[float, floa
         box = (left, y + dy - FONT, left + width, y + dy + 3)
         if not (LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM):
             continue
-        score = 100 * hits(box, labels) + hits(box, taken)
+        score = 100 * hits(box, labels) + hits(box, taken) + 10 * hits(box, others, NEAR)
         if best is None or score < best[0]:
             best = (score, dx, dy, box)
         if score == 0:
@@ -288,7 +298,10 @@ def _place_label(x: float, y: float, width: float, taken: list[tuple[float, floa
         best = (0, 8, 4, (x + 8, y + 4 - FONT, x + 8 + width, y + 7))
     _, dx, dy, box = best
     labels.append(box)
-    return x + dx, y + dy, "start" if dx > 0 else "end"
+    leader = None
+    if dy != 4:  # the nearest point of the label's box (its text's left or right end) to the dot
+        leader = (box[0] if dx > 0 else box[2], min(max(y, box[1] + 2), box[3] - 2))
+    return x + dx, y + dy, "start" if dx > 0 else "end", leader
 
 
 CAPTION = ("Roofline of {title}: each dot is a workload at its arithmetic intensity, at the median of its runs' "
@@ -356,14 +369,16 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
             taken += [(a + (c2 - a) * k / steps - 1, b + (d2 - b) * k / steps - 1,
                        a + (c2 - a) * k / steps + 1, b + (d2 - b) * k / steps + 1) for k in range(steps + 1)]
     marks, placed_labels = [], []
+    dot_boxes = taken[:len(dots)]
     for p in dots:
         x, y, s = x_of(p.intensity), y_of(p.flop_rate.median), p.flop_rate
         text = p.label.replace("op=", "").replace(", n=", " n=")
         text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
-        tx, ty, anchor = _place_label(x, y, len(text) * CHAR * FONT, taken, placed_labels)
+        tx, ty, anchor, leader = _place_label(x, y, len(text) * CHAR * FONT, taken, placed_labels, dot_boxes)
         marks.append({"x": f"{x:.1f}", "y": f"{y:.1f}", "lo": f"{y_of(s.low):.1f}", "hi": f"{y_of(s.high):.1f}",
                       "colour": colour.get(p.dtype, "currentColor"), "text": text, "tx": f"{tx:.1f}",
                       "ty": f"{ty:.1f}", "anchor": anchor,
+                      "leader": leader and f"M{x:.1f} {y:.1f}L{leader[0]:.1f} {leader[1]:.1f}",
                       "tip": f"{p.label} ({p.dtype}): {fmt.sig(p.intensity)} FLOP per byte, "
                              f"{si_range(s, 'FLOP/s')}"})
     x_ticks = [10.0 ** e for e in range(round(math.log10(x_lo)), round(math.log10(x_hi)) + 1)]
