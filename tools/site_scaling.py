@@ -128,7 +128,8 @@ def size_mb(folder: Path) -> float:
 
 
 # The content of a page as Material writes it; the rest of the page is the theme around it
-# (head, header, navigation, table of contents, footer), the same on every page.
+# (head, header, navigation, table of contents, footer): about 20 KB on every /bench page, more on
+# a chapter, whose table of contents is longer.
 ARTICLE = re.compile(rb"<article\b.*</article>", re.S)
 KINDS = ("machine pages", "session pages", "changes pages", "/bench index and figure pages", "downloads",
          "chapters", "the rest")
