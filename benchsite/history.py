@@ -246,7 +246,7 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
                                                                        "sample"),
             # Processes per run: the kept summaries do not keep them (archive._PER_SAMPLE), and the page
             # says so rather than ask today's script (a page that never changes would then change).
-            "processes": None}
+            "processes": None, "unmeasured": tab.unmeasured}
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]

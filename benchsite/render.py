@@ -30,17 +30,17 @@ def table(tab: Table, metric: str = "time") -> Markup:
     time by default), per row and variant, plus the ratio (time only)."""
     fig = tab.fig
     with_ratio = fig.ratio is not None and metric == "time"
-    head = ([", ".join(fig.group_by)] if fig.group_by else []) + list(fig.variants)
+    head = ([", ".join(fig.group_by)] if fig.group_by else []) + list(tab.variants)
     if with_ratio:
         head.append(f"{fig.ratio[0]} / {fig.ratio[1]}")
     shown = metrics.get(metric).show
     body = []
     per_row = [row.cells for row in tab.rows] if metric == "time" else tab.metric(metric)
     for row, values in zip(tab.rows, per_row):
-        if metric != "time" and not any(values.get(v) for v in fig.variants):
+        if metric != "time" and not any(values.get(v) for v in tab.variants):
             continue  # a row the quantity does not apply to (no bytes moved, no FLOPs): not a row of dashes
         cells = ([row.label] if fig.group_by else []) + [shown(values[v]) if values.get(v) else "—"
-                                                         for v in fig.variants]
+                                                         for v in tab.variants]
         body.append(cells + ([_ratio(row.ratio)] if with_ratio else []))
     return render("table.html", head=head, body=body)
 
@@ -162,7 +162,7 @@ def _provenance(tab: Table) -> list[tuple[str, str]]:
 def chart_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
     """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
     panels = [(row.label, row.samples[["variant", "run", "sample", "boundary", "time_s"]]) for row in tab.rows]
-    return panels, list(tab.fig.variants), f"{tab.fig.title} on {tab.machine}"
+    return panels, list(tab.variants), f"{tab.fig.title} on {tab.machine}"
 
 
 def panel_chart(tab: Table) -> str:
@@ -178,7 +178,8 @@ def machine_panel(tab: Table, csv_url: str, rule_url: str, svg: str | None = Non
     ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts)."""
     svg = svg if svg is not None else panel_chart(tab)
     metric_tables = [{"label": metrics.get(m).label, "table": table(tab, m)} for m in tab.fig.extra.get("metrics", ())]
-    return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=_meta(tab.frame),
+    meta = _meta(tab.frame) | {"unmeasured": tab.unmeasured}
+    return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=meta,
                   table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url),
                   warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab),
                   ceiling=Markup(ceiling))

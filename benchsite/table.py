@@ -158,6 +158,19 @@ class Table:
             made[name] = tuple(metrics.by_row_and_variant([r.samples for r in self.rows], name))
         return made[name]
 
+    @functools.cached_property
+    def variants(self) -> tuple[str, ...]:
+        """The figure's variants measured on this machine, in the figure's order: what its table
+        and chart show (a script may measure some only on some platforms, as fig-machine-peak
+        measures 16-bit types only on accelerators); all of them when none was."""
+        measured = tuple(v for v in self.fig.variants if any(v in r.cells for r in self.rows))
+        return measured or tuple(self.fig.variants)
+
+    @property
+    def unmeasured(self) -> tuple[str, ...]:
+        """The figure's variants this machine has no sample of."""
+        return tuple(v for v in self.fig.variants if v not in self.variants)
+
     @property
     def runs(self) -> int:
         return int(self.frame["run"].nunique())

@@ -162,3 +162,25 @@ def test_the_cache_key_covers_every_file_that_draws_a_chart():
     assert {"chart.py", "templates/chart.html", "fmt.py", "html.py", "render.py"} <= code
     package = Path(chart.__file__).parent
     assert all((package / name).is_file() for name in code)
+
+
+def test_variants_a_machine_did_not_measure_are_named_not_drawn_as_empty_columns(tmp_path):
+    """fig-machine-peak declares bfloat16 and float16, which its script measures only on an
+    accelerator: on a CPU its tables had two columns of dashes and its charts two empty slots, as
+    if the measurement had failed. A machine's table and chart show the variants it measured, in
+    the figure's order, and its meta line names the others."""
+    from benchsite.render import table
+
+    fig = Figure(id="fig-demo", stem="demo", script=tmp_path / "demo.py", title="Demo", caption="c",
+                 chapter="index.md", variants=("float32", "bfloat16", "float64"), group_by=("n",))
+    data = [{"variant": v, "run": r, "sample": 0, "boundary": "completed", "time_s": 1e-3 * (1 + 0.01 * r),
+             "p_n": "64"} for v in ("float64", "float32") for r in range(3)]
+    tab = Table.of(pd.DataFrame(data).assign(machine="m"), fig)
+    assert tab.variants == ("float32", "float64") and tab.unmeasured == ("bfloat16",)
+    head = re.findall(r"<th[^>]*>([^<]*)</th>", str(table(tab)))
+    assert head == ["n", "float32", "float64"]
+    names = [t for t in texts(panels_of(panel_chart(tab))[0]) if t in fig.variants]
+    assert names == ["float32", "float64"]
+    # A table with no sample of any variant keeps them all (its cells say none was measured).
+    empty = Table.of(pd.DataFrame(data).assign(machine="m", variant="other"), fig)
+    assert empty.variants == fig.variants and empty.unmeasured == ()

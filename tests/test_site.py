@@ -42,3 +42,16 @@ def test_bench_section_covers_every_committed_result(built_site):
         assert "Cite this result" in page.read_text()
     chapter = (built_site / "what-the-clock-caught" / "index.html").read_text()
     assert "Link to this figure" in chapter and 'href="../bench/fig-dispatch-vs-completion/"' in chapter
+
+
+def test_a_cpu_machine_page_names_the_dtypes_it_did_not_measure_instead_of_dashes(built_site):
+    """fig-machine-peak measures 16-bit types only on an accelerator: on the CPU its panel, its
+    session pages and the chapter name them as not measured, with no column of dashes for them."""
+    pages = [built_site / "how-good-is-this-number" / "index.html",
+             *sorted((built_site / "bench" / "fig-machine-peak").glob("*/index.html")),
+             *sorted((built_site / "bench" / "fig-machine-peak").glob("*/*/index.html"))]
+    assert len(pages) >= 3
+    for page in pages:
+        html = page.read_text()
+        assert "not measured on this machine: bfloat16, float16" in html, page
+        assert "<th>bfloat16</th>" not in html and "<th>float16</th>" not in html, page
