@@ -265,17 +265,20 @@ def _flops_label(value: float) -> str:
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom in the plot's units
 NEAR = 8  # a label this close to another workload's dot reads as that dot's
+LEADER_FROM = 12  # a label whose text ends farther from its dot than this gets a line to it
 
 
 def _place_label(x: float, y: float, width: float, taken: list[Box], labels: list[Box],
-                 dots: list[Box]) -> tuple[float, float, str, tuple[float, float] | None]:
+                 dots: list[Box]) -> tuple[float, float, str, tuple[float, float] | None, int]:
     """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
-    overlaps least (another label counts far more than a line or a dot, and lying within ``NEAR``
-    of another workload's dot counts as overlapping it); the first of equals. With it, where a
-    leader line from the dot meets the label when the label is not right beside the dot (the
-    first two spots), or None: in a crowd, which label is whose is then drawn, not guessed."""
-    spots = [(8, 4), (-8, 4), (7, 16), (-7, 16), (7, -8), (-7, -8), (7, 30), (-7, 30), (7, -22), (-7, -22),
-             (7, 44), (-7, 44), (7, -36), (-7, -36)]
+    overlaps least (another label counts most, then lying within ``NEAR`` of another workload's
+    dot, then the samples of lines it crosses, all of them less than one such dot); of equals the
+    nearest. With it, where a leader line from the dot meets the
+    label when the label's text ends more than ``LEADER_FROM`` from the dot, or None (in a crowd,
+    which label is whose is then drawn, not guessed), and the spot's score."""
+    spots = [(8, 4), (-8, 4)] + sorted(((dx, dy) for dx in (7, -7, 30, -30, 60, -60)
+                                        for dy in (16, -8, 30, -22, 44, -36, 58, -50, 72, -64)),
+                                       key=lambda d: (math.hypot(d[0], d[1] - 4), d[0] < 0))
     own = (x - 5, y - 5, x + 5, y + 5)
     others = [d for d in dots if d != own]
 
@@ -289,19 +292,19 @@ def _place_label(x: float, y: float, width: float, taken: list[Box], labels: lis
         box = (left, y + dy - FONT, left + width, y + dy + 3)
         if not (LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM):
             continue
-        score = 100 * hits(box, labels) + hits(box, taken) + 10 * hits(box, others, NEAR)
+        score = 1000 * hits(box, labels) + 100 * hits(box, others, NEAR) + min(hits(box, taken), 99)
         if best is None or score < best[0]:
             best = (score, dx, dy, box)
         if score == 0:
             break
     if best is None:  # nowhere inside the plot: beside the dot, whatever it covers
         best = (0, 8, 4, (x + 8, y + 4 - FONT, x + 8 + width, y + 7))
-    _, dx, dy, box = best
+    score, dx, dy, box = best
     labels.append(box)
-    leader = None
-    if dy != 4:  # the nearest point of the label's box (its text's left or right end) to the dot
-        leader = (box[0] if dx > 0 else box[2], min(max(y, box[1] + 2), box[3] - 2))
-    return x + dx, y + dy, "start" if dx > 0 else "end", leader
+    # The nearest point of the label's box (its text's left or right end) to the dot.
+    end = (box[0] if dx > 0 else box[2], min(max(y, box[1] + 2), box[3] - 2))
+    leader = end if math.hypot(end[0] - x, end[1] - y) > LEADER_FROM else None
+    return x + dx, y + dy, "start" if dx > 0 else "end", leader, score
 
 
 CAPTION = ("Roofline of {title}: each dot is a workload at its arithmetic intensity, at the median of its runs' "
@@ -368,13 +371,28 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
             steps = max(int(math.hypot(c2 - a, d2 - b) / 6), 1)
             taken += [(a + (c2 - a) * k / steps - 1, b + (d2 - b) * k / steps - 1,
                        a + (c2 - a) * k / steps + 1, b + (d2 - b) * k / steps + 1) for k in range(steps + 1)]
-    marks, placed_labels = [], []
     dot_boxes = taken[:len(dots)]
-    for p in dots:
-        x, y, s = x_of(p.intensity), y_of(p.flop_rate.median), p.flop_rate
-        text = p.label.replace("op=", "").replace(", n=", " n=")
-        text = text if p.dtype == "float32" else f"{text} ({p.dtype})"
-        tx, ty, anchor, leader = _place_label(x, y, len(text) * CHAR * FONT, taken, placed_labels, dot_boxes)
+    texts = [p.label.replace("op=", "").replace(", n=", " n=") for p in dots]
+    texts = [t if p.dtype == "float32" else f"{t} ({p.dtype})" for t, p in zip(texts, dots)]
+
+    def place(order: list[int]) -> tuple[int, dict[int, tuple]]:
+        """Every label placed, one dot after another in ``order``: their total score and places."""
+        placed_labels: list[Box] = []
+        found = {i: _place_label(x_of(dots[i].intensity), y_of(dots[i].flop_rate.median),
+                                 len(texts[i]) * CHAR * FONT, taken, placed_labels, dot_boxes) for i in order}
+        return sum(f[-1] for f in found.values()), found
+
+    # A label placed early takes the free spots a crowded dot needed: of a few orders (as given,
+    # right to left, left to right, top down, bottom up), the one that leaves the least overlap.
+    at = [(x_of(p.intensity), y_of(p.flop_rate.median)) for p in dots]
+    orders = [list(range(len(dots)))] + [sorted(range(len(dots)), key=key) for key in (
+        lambda i: -at[i][0], lambda i: at[i][0], lambda i: at[i][1], lambda i: -at[i][1])]
+    _, places = min((place(order) for order in orders), key=lambda found: found[0])
+    marks = []
+    for i, p in enumerate(dots):
+        x, y, s = *at[i], p.flop_rate
+        text = texts[i]
+        tx, ty, anchor, leader, _ = places[i]
         marks.append({"x": f"{x:.1f}", "y": f"{y:.1f}", "lo": f"{y_of(s.low):.1f}", "hi": f"{y_of(s.high):.1f}",
                       "colour": colour.get(p.dtype, "currentColor"), "text": text, "tx": f"{tx:.1f}",
                       "ty": f"{ty:.1f}", "anchor": anchor,

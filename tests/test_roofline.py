@@ -1,6 +1,7 @@
 """benchsite/roofline.py and its vendor table: pure computations on synthetic data."""
 
 import csv
+import math
 import re
 
 import pandas as pd
@@ -177,33 +178,33 @@ def test_a_label_keeps_off_other_workloads_dots_and_a_far_one_gets_a_leader_line
     """In a crowd of dots a label went to the first spot that overlapped nothing, which could be
     4 units above another workload's dot, with nothing to say whose it was (the roofline's
     'matmul n=1024' sat over the float64 dot). A spot within NEAR of another dot now counts as
-    covering it, and a label that is not right beside its dot has a leader line to it."""
+    covering it, and a label whose text ends more than LEADER_FROM from its dot has a line to it."""
     x, y, width = 300.0, 200.0, 60.0
-    crowd = [_dot(x, y), _dot(x + 30, y + 14), _dot(x - 30, y + 14)]  # just below both side spots
+    crowd = [_dot(x, y), _dot(x + 30, y + 14), _dot(x - 30, y + 14), _dot(x + 30, y - 10), _dot(x - 30, y - 10)]
     labels: list = []
-    tx, ty, anchor, leader = roofline._place_label(x, y, width, [], labels, crowd)
+    _, ty, _, leader, _ = roofline._place_label(x, y, width, [], labels, crowd)
     box = labels[-1]
     for other in crowd[1:]:  # no other dot within NEAR of the label
         assert box[2] + roofline.NEAR < other[0] or other[2] < box[0] - roofline.NEAR \
             or box[3] + roofline.NEAR < other[1] or other[3] < box[1] - roofline.NEAR, (box, other)
-    assert ty != y + 4 and leader is not None  # moved off the dot's side: drawn to it
+    assert abs(ty - y) > 30 and leader is not None  # pushed away from its dot: drawn to it
     lx, ly = leader
     assert lx in (box[0], box[2]) and box[1] <= ly <= box[3]
     # Alone, the first spot, beside the dot at its height, and no leader.
     labels = []
-    assert roofline._place_label(x, y, width, [], labels, [_dot(x, y)]) == (x + 8, y + 4, "start", None)
+    assert roofline._place_label(x, y, width, [], labels, [_dot(x, y)]) == (x + 8, y + 4, "start", None, 0)
 
 
-def test_the_chart_draws_a_leader_for_each_label_away_from_its_dot():
+def test_the_chart_draws_a_leader_for_each_label_whose_text_ends_away_from_its_dot():
     frame = _peak_frame()
     c = roofline.ceilings(frame)
     drawn = str(roofline.roofline_svg(roofline.placed(frame, c, ["op", "n"]), c, "synthetic"))
     marks = re.findall(r"<g><title>.*?</g>", drawn, re.S)
-    assert marks and all(('stroke-opacity=".6"' in m) != _beside(m) for m in marks)
+    assert marks and all(('stroke-opacity=".6"' in m) == (_end_distance(m) > roofline.LEADER_FROM) for m in marks)
 
 
-def _beside(mark: str) -> bool:
-    """Whether a workload's label sits beside its dot, at the dot's height plus 4 (the first spots)."""
-    cy = float(re.search(r'<circle cx="[^"]+" cy="([^"]+)"', mark).group(1))
-    ty = float(re.search(r'<text x="[^"]+" y="([^"]+)"', mark).group(1))
-    return abs(ty - (cy + 4)) < 0.2
+def _end_distance(mark: str) -> float:
+    """How far a workload's label's text ends from its dot (the end nearer the dot)."""
+    cx, cy = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', mark).groups())
+    tx, ty = map(float, re.search(r'<text x="([^"]+)" y="([^"]+)"', mark).groups())
+    return math.hypot(tx - cx, min(max(cy, ty - roofline.FONT + 2), ty + 1) - cy)
