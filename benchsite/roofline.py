@@ -268,11 +268,27 @@ NEAR = 8  # a label this close to another workload's dot reads as that dot's
 LEADER_FROM = 12  # a label whose text ends farther from its dot than this gets a line to it
 
 
+def _leader_end(x: float, y: float, dx: float, box: Box) -> tuple[float, float] | None:
+    """Where a leader from the dot meets its label (the nearer end of its text), or None when the
+    text ends within ``LEADER_FROM`` of the dot."""
+    end = (box[0] if dx > 0 else box[2], min(max(y, box[1] + 2), box[3] - 2))
+    return end if math.hypot(end[0] - x, end[1] - y) > LEADER_FROM else None
+
+
+def _segment_boxes(x0: float, y0: float, x1: float, y1: float) -> list[Box]:
+    """A line as small boxes every 3 units, for the overlap counts."""
+    steps = max(int(math.hypot(x1 - x0, y1 - y0) / 3), 1)
+    return [(x0 + (x1 - x0) * k / steps - 1, y0 + (y1 - y0) * k / steps - 1,
+             x0 + (x1 - x0) * k / steps + 1, y0 + (y1 - y0) * k / steps + 1) for k in range(steps + 1)]
+
+
 def _place_label(x: float, y: float, width: float, taken: list[Box], labels: list[Box],
-                 dots: list[Box]) -> tuple[float, float, str, tuple[float, float] | None, int]:
+                 dots: list[Box], leaders: list[Box] | None = None
+                 ) -> tuple[float, float, str, tuple[float, float] | None, int]:
     """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
     overlaps least (another label counts most, then lying within ``NEAR`` of another workload's
-    dot, then the samples of lines it crosses, all of them less than one such dot); of equals the
+    dot, then the samples of lines it crosses, all of them less than one such dot; its leader line
+    through a label, or the label over an earlier leader, counts as a label); of equals the
     nearest. With it, where a leader line from the dot meets the
     label when the label's text ends more than ``LEADER_FROM`` from the dot, or None (in a crowd,
     which label is whose is then drawn, not guessed), and the spot's score."""
@@ -292,7 +308,10 @@ def _place_label(x: float, y: float, width: float, taken: list[Box], labels: lis
         box = (left, y + dy - FONT, left + width, y + dy + 3)
         if not (LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM):
             continue
-        score = 1000 * hits(box, labels) + 100 * hits(box, others, NEAR) + min(hits(box, taken), 99)
+        end = _leader_end(x, y, dx, box)
+        line = _segment_boxes(x, y, *end) if end else []
+        crossed = sum(hits(b, labels) for b in line) + hits(box, leaders or [])  # a leader through a label
+        score = 1000 * (hits(box, labels) + crossed) + 100 * hits(box, others, NEAR) + min(hits(box, taken), 99)
         if best is None or score < best[0]:
             best = (score, dx, dy, box)
         if score == 0:
@@ -301,9 +320,9 @@ def _place_label(x: float, y: float, width: float, taken: list[Box], labels: lis
         best = (0, 8, 4, (x + 8, y + 4 - FONT, x + 8 + width, y + 7))
     score, dx, dy, box = best
     labels.append(box)
-    # The nearest point of the label's box (its text's left or right end) to the dot.
-    end = (box[0] if dx > 0 else box[2], min(max(y, box[1] + 2), box[3] - 2))
-    leader = end if math.hypot(end[0] - x, end[1] - y) > LEADER_FROM else None
+    leader = _leader_end(x, y, dx, box)
+    if leader and leaders is not None:
+        leaders += _segment_boxes(x, y, *leader)
     return x + dx, y + dy, "start" if dx > 0 else "end", leader, score
 
 
@@ -378,8 +397,9 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
     def place(order: list[int]) -> tuple[int, dict[int, tuple]]:
         """Every label placed, one dot after another in ``order``: their total score and places."""
         placed_labels: list[Box] = []
+        leaders: list[Box] = []
         found = {i: _place_label(x_of(dots[i].intensity), y_of(dots[i].flop_rate.median),
-                                 len(texts[i]) * CHAR * FONT, taken, placed_labels, dot_boxes) for i in order}
+                                 len(texts[i]) * CHAR * FONT, taken, placed_labels, dot_boxes, leaders) for i in order}
         return sum(f[-1] for f in found.values()), found
 
     # A label placed early takes the free spots a crowded dot needed: of a few orders (as given,
