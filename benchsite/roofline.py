@@ -275,9 +275,9 @@ def _leader_end(x: float, y: float, dx: float, box: Box) -> tuple[float, float] 
     return end if math.hypot(end[0] - x, end[1] - y) > LEADER_FROM else None
 
 
-def _segment_boxes(x0: float, y0: float, x1: float, y1: float) -> list[Box]:
-    """A line as small boxes every 3 units, for the overlap counts."""
-    steps = max(int(math.hypot(x1 - x0, y1 - y0) / 3), 1)
+def _segment_boxes(x0: float, y0: float, x1: float, y1: float, every: float = 3) -> list[Box]:
+    """A line as small boxes about ``every`` units apart, for the overlap counts."""
+    steps = max(int(math.hypot(x1 - x0, y1 - y0) / every), 1)
     return [(x0 + (x1 - x0) * k / steps - 1, y0 + (y1 - y0) * k / steps - 1,
              x0 + (x1 - x0) * k / steps + 1, y0 + (y1 - y0) * k / steps + 1) for k in range(steps + 1)]
 
@@ -387,9 +387,7 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
               y_of(p.flop_rate.median) + 5) for p in dots]
     for segs, _, _ in drawn:
         for a, b, c2, d2 in segs:
-            steps = max(int(math.hypot(c2 - a, d2 - b) / 6), 1)
-            taken += [(a + (c2 - a) * k / steps - 1, b + (d2 - b) * k / steps - 1,
-                       a + (c2 - a) * k / steps + 1, b + (d2 - b) * k / steps + 1) for k in range(steps + 1)]
+            taken += _segment_boxes(a, b, c2, d2, every=6)
     dot_boxes = taken[:len(dots)]
     texts = [p.label.replace("op=", "").replace(", n=", " n=") for p in dots]
     texts = [t if p.dtype == "float32" else f"{t} ({p.dtype})" for t, p in zip(texts, dots)]
