@@ -22,7 +22,7 @@ NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
 BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3; do \
   "$$p" -c '$(NEED_PY)' 2>/dev/null && { echo "$$p"; break; }; done)
 
-.PHONY: help venv bench bench-smoke lesson site publish compare serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site publish claims compare serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -49,7 +49,8 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 	if [ -n "$(ONLY)" ]; then echo "make bench: lesson not executed (ONLY=$(ONLY))"; \
 	elif [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
 	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
-	$(MAKE) --no-print-directory site || status=$$?; \
+	BENCH_CLAIMS=report $(MAKE) --no-print-directory site || status=$$?; \
+	$(PY) -m benchsite.claimcheck --results $(RESULTS) --failed || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 
 bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at tiny sizes into .bench/smoke-results (results/ untouched, no site)
@@ -81,6 +82,11 @@ publish: ## After make site: site/ laid out for a static host in .bench/public/b
 	@printf '<!doctype html><meta charset="utf-8"><title>Redirect</title><meta http-equiv="refresh" content="0; url=%s/"><a href="%s/">%s/</a>\n' \
 	  "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" > $(PUBLISH_DIR)/index.html
 	@echo "upload $(PUBLISH_DIR)/ to the host's root: the site is at /$(PUBLISH_PATH)/"
+
+# A claim that does not hold on a reader's own machine is shown on its page and listed here; on the
+# declared reference machine (mkdocs.yml extra.bench.machine) it fails the strict build instead.
+claims: $(STAMP) ## Check every claim against a results folder: make claims [RESULTS=folder] [MACHINE=label]
+	$(PY) -m benchsite.claimcheck --results $(RESULTS) $(if $(MACHINE),--machine $(MACHINE))
 
 compare: $(STAMP) ## Compare two results folders figure by figure: make compare A=<folder> B=<folder> [MACHINES=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }

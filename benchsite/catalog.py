@@ -29,7 +29,8 @@ from .staleness import CodeHash, stale_reason
 from .table import Table, distinct_texts, run_days
 from .urls import machine_slug
 
-__all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "preferred_machine", "results_dir", "stale_reason"]
+__all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "local_machine", "preferred_machine", "results_dir",
+           "stale_reason"]
 
 T = TypeVar("T")
 
@@ -105,7 +106,8 @@ class Catalog:
     frames: Frames = field(default_factory=Frames)
     errors: dict[tuple[str, str], str] = field(default_factory=dict)
     orphans: list[ResultFile] = field(default_factory=list)
-    preferred: str | None = None
+    preferred: str | None = None  # whose numbers the prose quotes (a local make bench, else the declared)
+    declared: str | None = None  # the site's reference machine (mkdocs.yml extra.bench.machine): fixed
     bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
@@ -116,12 +118,13 @@ class Catalog:
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
               preferred: str | None = None, bench_dir: Path = layout.BENCH_DIR,
-              cache: Path | None = None) -> Catalog:
+              cache: Path | None = None, declared: str | None = None) -> Catalog:
         """Every results file in ``results`` loaded (or its error kept); figures from ``bench_dir``
         unless given (the site build passes the checkout it builds, which need not be this package's).
         ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
         figures = figures if figures is not None else all_figures(bench_dir)
-        cat = cls(results, figures, preferred=preferred, bench_dir=bench_dir, disk=cache is not None, cache=cache)
+        cat = cls(results, figures, preferred=preferred, declared=declared, bench_dir=bench_dir,
+                  disk=cache is not None, cache=cache)
         for file in layout.discover(results):
             fig_id = figure_id_for(file.stem)
             if fig_id not in cat.figures:
@@ -147,13 +150,14 @@ class Catalog:
         # Every page asks this, and a hundred folders make thousands of pages: sorted once, again
         # when a pair is added, removed or moved between frames and errors (the catalog only moves
         # pairs; one swapped for another at equal counts would not be seen) or the preferred changes.
-        seen = (len(self.frames), len(self.errors), self.preferred)
+        seen = (len(self.frames), len(self.errors), self.preferred, self.declared)
         if self._machines is None or self._machines[0] != seen:
             found: dict[str, set[str]] = {_EVERY_FIGURE: set()}
             for fig_id, machine in (*self.frames, *self.errors):
                 found.setdefault(fig_id, set()).add(machine)
                 found[_EVERY_FIGURE].add(machine)
-            self._machines = (seen, {f: sorted(ms, key=lambda m: (m != self.preferred, m)) for f, ms in found.items()})
+            order = lambda m: (m != self.preferred, m != self.declared, m)  # noqa: E731
+            self._machines = (seen, {f: sorted(ms, key=order) for f, ms in found.items()})
         return self._machines[1]
 
     def all_machines(self) -> list[str]:
@@ -164,14 +168,37 @@ class Catalog:
         return [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
 
     def reference(self, fig_id: str) -> str | None:
-        """Whose numbers the prose quotes and the others are compared with: the
-        preferred machine if it has valid results for this figure, else the first that does."""
+        """The machine the others are compared with on /bench: the declared reference machine if
+        it has valid results for this figure (whichever machine was measured last), else the
+        machine the prose quotes (:meth:`quoted`). A site with no declared machine uses the latter."""
+        good = self.good_machines(fig_id)
+        if self.declared in good:
+            return self.declared
+        return good[0] if good else None
+
+    def quoted(self, fig_id: str) -> str | None:
+        """Whose numbers the prose quotes: the preferred machine (a local ``make bench``, else the
+        declared one) if it has valid results for this figure, else the first that does."""
         good = self.good_machines(fig_id)
         return good[0] if good else None
 
+    def is_reference(self, machine: str) -> bool:
+        """Whether ``machine`` is the site's declared reference (its committed results). With no
+        machine declared, every machine counts as one (a site of its own results only)."""
+        return self.declared is None or machine == self.declared
+
+    def role(self, machine: str) -> str:
+        """What a machine is to this build: "reference" (the declared machine), "measured here" (the
+        machine a local run asked the prose to quote), or "" (a contributed folder)."""
+        if self.declared is None:
+            return ""
+        if machine == self.declared:
+            return "reference"
+        return "measured here" if machine == self.preferred else ""
+
     def prose_machine(self, fig_id: str) -> str:
-        """:meth:`reference`, or :class:`Unavailable` saying why there is none."""
-        machine = self.reference(fig_id)
+        """:meth:`quoted`, or :class:`Unavailable` saying why there is none."""
+        machine = self.quoted(fig_id)
         if machine is None:
             bad = [self.errors[(fig_id, m)] for m in self.machines(fig_id)]
             raise Unavailable(bad[0] if bad else f"{fig_id}: no results in {self.results} on any machine "
@@ -339,12 +366,19 @@ class Summary:
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:
     """``BENCH_MACHINE``, else the machine the last local ``make bench`` measured,
     else the site's configured default."""
+    return local_machine(results) or configured
+
+
+def local_machine(results: Path) -> str | None:
+    """The machine a local run asks the prose to quote: ``BENCH_MACHINE``, else the one the last
+    ``make bench`` in this checkout measured (``.bench/last_machine``, which a clone does not
+    have), else None: a fresh clone, CI and the Pages workflow quote the declared machine."""
     if os.environ.get("BENCH_MACHINE"):
         return os.environ["BENCH_MACHINE"]
     last = results.resolve().parent / ".bench" / "last_machine"
     if last.is_file() and (results / last.read_text().strip()).is_dir():
         return last.read_text().strip()
-    return configured
+    return None
 
 
 def results_dir(configured: str | None = None, root: Path = REPO) -> Path:

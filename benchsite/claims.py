@@ -40,7 +40,7 @@ import ast
 import html
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from markupsafe import Markup
 
@@ -56,7 +56,9 @@ from .table import Row, Table
 class Outcome:
     """What a claim came to on one machine."""
 
-    state: str  # "true", "false" or "expected" (not checked on this platform)
+    # "true", "false", "expected" (not checked on this platform) or "not-held" (false on a machine
+    # other than the reference: shown, listed, not a build failure)
+    state: str
     values: tuple[str, ...]  # "median('dispatch', n='last') = 45.9 µs [41.3..56.5]", ...
     machine: str
     platform: str
@@ -238,6 +240,47 @@ def evaluate(tab: Table, expr: str, on: tuple[str, ...] = ()) -> Outcome:
     return Outcome("true" if held else "false", tuple(env.seen), tab.machine, platform)
 
 
+# --- run by run: how many runs alone point the claim's way -----------------------------------
+
+PER_RUN_SKIPS = ("spread", "within", "clusters")  # statistics of several runs: one run has none
+
+
+class _OneRun(_Env):
+    """A claim read on one run's table: a verdict function asks only which way that run's ratio
+    points (beyond the rule's minimum effect, for ``result``), since one run decides nothing."""
+
+    def verdict(self, a: str | None, b: str | None, sel: dict):
+        row = self.row(sel)
+        a, b = self.pair(row, a, b)
+        ratio = float((row.run_medians[a] / row.run_medians[b]).dropna().median())
+        beyond = abs(math.log(ratio)) > math.log1p(stats.MIN_EFFECT) if ratio > 0 else False
+        return _Direction(beyond), ratio
+
+
+@dataclass(frozen=True)
+class _Direction:
+    is_result: bool
+
+
+def support(tab: Table, expr: str) -> tuple[int, int] | None:
+    """How many of the table's runs bear the claim out on their own, of how many: each run's own
+    table, with a verdict read as that run's direction (:class:`_OneRun`). None for a claim about
+    the spread between runs, which one run cannot have."""
+    tree = parse(expr)
+    if any(isinstance(n, ast.Call) and n.func.id in PER_RUN_SKIPS for n in ast.walk(tree)):
+        return None
+    runs = sorted(tab.frame["run"].unique())
+    held = 0
+    for run in runs:
+        one = Table.of(tab.frame[tab.frame["run"] == run], tab.fig)
+        try:
+            value = _eval(tree, _OneRun(one))
+        except (ClaimError, ZeroDivisionError, KeyError, IndexError):
+            value = False  # the run lacks a cell the claim reads
+        held += bool(value) and not (isinstance(value, float) and math.isnan(value))
+    return held, len(runs)
+
+
 # --- pages and captions --------------------------------------------------------------------
 
 def _check(spec: str, text: str, where: str, ctx) -> Outcome:
@@ -247,6 +290,8 @@ def _check(spec: str, text: str, where: str, ctx) -> Outcome:
         raise ClaimError(f"no figure script defines {fig_id}")
     machine = ctx.catalog.prose_machine(fig_id)
     outcome = evaluate(ctx.catalog.table(fig_id, machine), expr, on)
+    if outcome.state == "false" and not (ctx.claims_fatal and ctx.catalog.is_reference(machine)):
+        return replace(outcome, state="not-held")  # shown as such; `make claims` lists it
     if outcome.state == "false":
         ctx.on_problem(f"{where}: claim contradicted by {fig_id} on {machine}: \"{_plain(text)}\" "
                        f"[{expr}]; measured: {outcome.measured}")
@@ -263,7 +308,7 @@ def _rendered(outcome: Outcome, body: Markup, fig_id: str, on: tuple[str, ...]) 
              if outcome.state != "expected" else
              f"expected on {', '.join(on)}; {fig_id} on {outcome.machine} is {outcome.platform}, not checked")
     return template("claim.html", state=outcome.state, body=body, title=title, measured=outcome.measured,
-                    on=", ".join(on), platform=outcome.platform)
+                    on=", ".join(on), platform=outcome.platform, machine=outcome.machine)
 
 
 def expand_line(line: str, ctx, number: int) -> str:
@@ -281,7 +326,7 @@ def _checked(spec: str, body: Markup, where: str, ctx) -> Markup:
     except Unavailable as err:  # a bad or missing results file: said once, the words flagged
         ctx.on_problem(str(err))
         return template("claim.html", state="unavailable", body=body, title=str(err), measured="",
-                        on="", platform="")
+                        on="", platform="", machine="")
     except ClaimError as err:
         raise ClaimError(f"{where}: bench:claim {spec.strip()}: {err}") from None
     fig_id, on, _ = split(spec)

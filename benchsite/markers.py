@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime
+from . import claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime, yours
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -43,11 +43,23 @@ class Context:
     cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
     markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
     repo_url: str = ""  # mkdocs repo_url: cite blocks link the code at the commit that ran
+    # A false claim about the reference machine's results is a problem (a strict build fails); about
+    # another machine's (a reader's own make bench), or with BENCH_CLAIMS=report, it is shown as not
+    # holding there and listed by `make claims`, and the build goes on (benchsite/claims.py).
+    claims_fatal: bool = True
+
+
+QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file)\s+(fig-[\w-]+)")
+H1 = re.compile(r"^# \S")
 
 
 def expand(markdown: str, ctx: Context) -> str:
-    out, in_fence = [], False
+    out, in_fence, banner = [], False, whose_numbers(markdown, ctx)
     for number, line in enumerate(markdown.split("\n"), 1):
+        if banner and not in_fence and H1.match(line):  # said under the page's title, once
+            out.extend([line, "", banner])
+            banner = ""
+            continue
         if FENCE.match(line):
             in_fence = not in_fence
         if not in_fence and "bench:claim" in line:  # checked sentences first: their words may hold markers
@@ -92,6 +104,30 @@ def _options(args: list[str]) -> dict[str, str]:
     return dict(pairs)
 
 
+# --- whose numbers a page quotes -----------------------------------------------------------
+
+def whose_numbers(markdown: str, ctx: Context) -> str:
+    """A line for the top of a page that quotes figures: which machine's results its prose and
+    first tabs show, which sessions, and whether that is the site's reference machine or one
+    measured here by a local ``make bench`` ("" for a page that quotes none)."""
+    cat = ctx.catalog
+    by_machine: dict[str, list[str]] = {}
+    for fig_id in sorted(set(QUOTING.findall(markdown)) & set(cat.figures)):
+        machine = cat.quoted(fig_id)
+        if machine is not None:
+            by_machine.setdefault(machine, []).append(fig_id)
+    if not by_machine:
+        return ""
+    groups = []
+    for machine, figs in sorted(by_machine.items(), key=lambda item: (cat.role(item[0]) != "measured here", item[0])):
+        found = [pages.latest_session(cat.figures[f], machine, ctx) for f in figs]
+        sessions = sorted({(s.id, s.date) for s in found if s is not None})
+        groups.append({"machine": machine, "role": cat.role(machine), "figures": figs, "all": len(figs) == sum(
+            map(len, by_machine.values())), "sessions": [{"id": i, "date": d} for i, d in sessions]})
+    return str(template("whose.html", groups=groups, reference=cat.declared,
+                        yours=ctx.link("your-machine/"), run=ctx.link("run-it-yourself/")))
+
+
 # --- bench:figure -----------------------------------------------------------------------
 
 def figure_marker(args: list[str], ctx: Context) -> str:
@@ -99,7 +135,8 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     machines = ctx.catalog.machines(fig.id)
     # A chapter shows at most a few machines (preferred first); /bench has them all.
     panels = {m: pages.machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
-    body = render.tabs(fig.id, panels) if panels else render.error_box(
+    roles = {m: ctx.catalog.role(m) for m in panels}
+    body = render.tabs(fig.id, panels, roles) if panels else render.error_box(
         fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
     if not panels:
         ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
@@ -112,7 +149,7 @@ def figure_marker(args: list[str], ctx: Context) -> str:
 
 def _check_headline(fig, ctx: Context) -> None:
     """A declared headline that names no cell of the quoted machine's table is a build warning."""
-    machine = ctx.catalog.reference(fig.id)
+    machine = ctx.catalog.quoted(fig.id)
     if fig.headline and machine and ctx.catalog.problem(fig.id, machine) is None:
         tab = ctx.catalog.table(fig.id, machine)
         if tab.headline is None:
@@ -348,4 +385,5 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/
     "changes": history.changes_marker,  # /bench/changes/<machine>/
     "walltime": walltime.marker,  # how long make bench took (docs/run-it-yourself.md)
+    "yours": lambda args, ctx: "\n" + yours.section(ctx) + "\n",  # after make bench (docs/your-machine.md)
 }

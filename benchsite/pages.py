@@ -322,7 +322,7 @@ def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]
 def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) -> str:
     if len(machines) <= MAX_TABS:
         panels = {m: bench_panel(fig, m, ctx, cite_open=False) for m in machines}
-        return _html(ctx, render.tabs(fig.id, panels))
+        return _html(ctx, render.tabs(fig.id, panels, {m: ctx.catalog.role(m) for m in panels}))
     shown = ref or machines[0]
     return _html(ctx, str(template("many_machines.html", count=len(machines))),
                  bench_panel(fig, shown, ctx, cite_open=False))

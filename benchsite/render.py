@@ -193,18 +193,17 @@ def tab_id(fig_id: str, machine: str) -> str:
 MAX_TAB_CSS = 8  # bench.css has a show-rule for up to this many tabs in one set
 
 
-def tabs(fig_id: str, panels: dict[str, str]) -> str:
-    """One tab per machine, in the project's own markup (``templates/tabs.html``).
+def tabs(fig_id: str, panels: dict[str, str], roles: dict[str, str] | None = None) -> str:
+    """One tab per machine, in the project's own markup (``templates/tabs.html``); a machine's
+    role (``Catalog.role``: "reference", "measured here") is said in its label.
 
     Each input's id is :func:`tab_id`, so a link ending in ``#fig-...--<machine>``
     opens that machine's tab (``docs/assets/bench-tabs.js``)."""
-    if len(panels) == 1:  # no tab bar, but the same anchor still lands on the machine's panel
-        (machine, panel), = panels.items()
-        return str(render("tabs.html", tabs=[{"id": tab_id(fig_id, machine), "label": machine,
-                                              "html": Markup(panel)}], group=f"__bench_{fig_id}"))
+    roles = roles or {}
     if len(panels) > MAX_TAB_CSS:
         raise ValueError(f"{fig_id}: {len(panels)} tabs; bench.css styles at most {MAX_TAB_CSS}")
-    entries = [{"id": tab_id(fig_id, m), "label": m, "html": Markup(p)} for m, p in panels.items()]
+    entries = [{"id": tab_id(fig_id, m), "label": m, "role": roles.get(m, ""), "html": Markup(p)}
+               for m, p in panels.items()]
     return str(render("tabs.html", tabs=entries, group=f"__bench_{fig_id}"))
 
 

@@ -29,7 +29,7 @@ def build_site(out: Path, results: Path | None = None, strict: bool = True,
                extra_env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """``mkdocs build`` into ``out``, optionally from another results folder (``args``: more options)."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **(extra_env or {}))
-    for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT"):
+    for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT", "BENCH_CLAIMS"):
         if var not in (extra_env or {}):
             env.pop(var, None)
     if results is not None:

@@ -214,3 +214,81 @@ def test_a_run_with_a_cluster_of_slow_samples_is_named_with_how_many_and_how_far
     assert "Spread of this panel (fig-demo on cpu-a)" in spread and "run 1, 3 of 4 samples" in spread
     frame.loc[slow & (frame["sample"] == 2), "time_s"] /= 10  # two stray samples: ordinary noise
     assert outliers.lines(Table.of(frame, demo_figure(tmp_path))) == []
+
+
+# --- a reader's own machine: a false claim is shown and listed, and the run goes on (issue 37) ----
+
+ELSEWHERE = "cpu-elsewhere-f1m1-2c"
+
+
+def relabel(source: Path, dest: Path, machine: str) -> None:
+    """Every results file of ``source`` as if ``machine`` had measured it, with its side files (a
+    trace, a timeline), without the kept sessions."""
+    dest.mkdir(parents=True)
+    for path in sorted(p for p in source.iterdir() if p.is_file() and p.suffix != ".csv"):
+        shutil.copy2(path, dest / path.name)
+    for path in sorted(source.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        col = rows[0].index("machine")
+        for row in rows[1:]:
+            row[col] = machine
+        with (dest / path.name).open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator="\n").writerows(rows)
+
+
+@pytest.fixture(scope="module")
+def local_build(mutated, tmp_path_factory):
+    """The committed results beside a reader's machine whose data contradict five claims, built
+    strict as `make site` does after that reader's `make bench` (the prose quotes their machine)."""
+    results = tmp_path_factory.mktemp("results")
+    shutil.copytree(REPO / "results" / REFERENCE, results / REFERENCE)
+    relabel(mutated / REFERENCE, results / ELSEWHERE, ELSEWHERE)
+    out = tmp_path_factory.mktemp("site")
+    return out, build_site(out, results=results, extra_env={"BENCH_MACHINE": ELSEWHERE})
+
+
+def test_a_claim_false_on_a_readers_machine_is_flagged_there_and_does_not_fail_the_build(local_build):
+    out, proc = local_build
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not [w for w in warnings(proc) if "claim" in w]
+    page = (out / "asynchronous-dispatch" / "index.html").read_text(encoding="utf-8")
+    flagged = re.findall(r'bench-claim-false"[^>]*>(.*?)\[did not hold on ([^:]+): ([^\]]*)\]', page, re.S)
+    assert any("The overlapped loop was faster" in words and machine == ELSEWHERE and "overlapped" in values
+               for words, machine, values in flagged), flagged
+    assert "contradicted by the data" not in page
+
+
+def test_each_chapter_says_whose_numbers_it_quotes(local_build, built_site):
+    out, _ = local_build
+    for site, machine, role in ((out, ELSEWHERE, "by <code>make bench</code> on this machine"),
+                                (built_site, REFERENCE, "the site's reference machine")):
+        for chapter in ("what-the-clock-caught", "asynchronous-dispatch", "diagnosing/harness"):
+            page = (site / chapter / "index.html").read_text(encoding="utf-8")
+            banner = re.search(r'<div class="bench-whose".*?</div>', page, re.S)
+            assert banner, (site, chapter)
+            assert page.index("bench-whose") < page.index("<h2"), "the banner comes before the first section"
+            assert f"<code>{machine}</code>" in banner.group(0) and role in banner.group(0), banner.group(0)
+            assert re.search(r"sessions? <code>\d{8}T\d{6}Z-[0-9a-f]{4}</code>", banner.group(0)), banner.group(0)
+
+
+def test_bench_keeps_the_declared_reference_and_the_tabs_say_whose(local_build):
+    out, _ = local_build
+    page = (out / "bench" / "fig-dispatch-vs-completion" / "index.html").read_text(encoding="utf-8")
+    assert re.search(rf"Reference: <strong>{REFERENCE}</strong>", page), "the reader's run is not the reference"
+    chapter = (out / "what-the-clock-caught" / "index.html").read_text(encoding="utf-8")
+    labels = re.findall(r'<label class="bench-tab-label"[^>]*>(.*?)</label>', chapter, re.S)
+    assert labels[0].startswith(ELSEWHERE) and "measured here" in labels[0], labels[:2]
+    assert labels[1].startswith(REFERENCE) and "reference" in labels[1], labels[:2]
+
+
+def test_the_page_for_after_make_bench_lists_what_did_not_hold(local_build, built_site):
+    out, _ = local_build
+    page = (out / "your-machine" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="claims-here"'):page.index('id="against-the-reference"')]
+    for words in ("The overlapped loop was faster", "bfloat16 was faster than float32"):
+        assert words in section, words
+    assert "How quiet the session was" in page and "Different hardware" in page
+    assert re.search(rf'href="[^"]*bench/fig-dtype-cost/{ELSEWHERE}/#compared"', page)
+    published = (built_site / "your-machine" / "index.html").read_text(encoding="utf-8")
+    assert "This build has no local run" in published and 'id="claims-here"' not in published

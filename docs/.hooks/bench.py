@@ -120,6 +120,7 @@ def direct(uri: str) -> bool:
 class Build:
     catalog: _catalog.Catalog
     strict_stale: bool
+    claims_fatal: bool = True  # a false claim on the reference machine fails the build (not BENCH_CLAIMS=report)
     cache: BuildCache = field(default_factory=BuildCache)
     markdown: Callable[[str], str] | None = None
     warned: set[str] = field(default_factory=set)
@@ -155,13 +156,14 @@ def on_config(config):
                                          parallel.key("file", _stat(file.path), load.code_digest(),
                                                       cachefile.code_version()), "results file")
                             for file in layout.discover(results)])
-    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames)
+    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames,
+                                 declared=extra.get("machine"))
     _warm("figure x machine pairs", [parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine),
                                                   _pair_key(cat, fig_id, machine), "figure x machine pair")
                                      for fig_id, machine in sorted(cat.frames)])
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
-    build = Build(cat, os.environ.get("BENCH_STRICT") == "1",
+    build = Build(cat, os.environ.get("BENCH_STRICT") == "1", claims_fatal=os.environ.get("BENCH_CLAIMS") != "report",
                   markdown=lambda text: site_markdown.reset().convert(text))
     BUILD[:] = [build]
     for fig_id, machine in cat.stale():
@@ -378,6 +380,7 @@ def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
         repo_url=config.get("repo_url") or "",
         cache=build.cache,
         markdown=build.markdown,
+        claims_fatal=build.claims_fatal,
     )
 
 
@@ -411,7 +414,7 @@ def _state(build: Build, config) -> str:
     if build.state is None:
         cat = build.catalog
         h = hashlib.sha256(_Writer.code_of(config))
-        h.update(f"{cat.results}\0{cat.preferred}\0".encode())
+        h.update(f"{cat.results}\0{cat.preferred}\0{cat.declared}\0{build.claims_fatal}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
             for machine in cat.machines(fig_id):

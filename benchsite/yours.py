@@ -1,0 +1,103 @@
+"""The page for after ``make bench`` (``<!-- bench:yours -->`` on docs/your-machine.md): the machine
+measured here against the site's reference machine, how healthy the session was, and which of
+the site's claims did not hold here.
+
+Everything is read from the table models (``Catalog.table``) and the comparison cells the /bench
+machine pages use (``pages.comparison_cells``); the claims come from ``claimcheck``, the same
+evaluation ``make claims`` prints. Health is what the results record per run: the load average
+when each run's process started (``load_avg_1m``, over ``cpu_count``), the run-to-run range of
+each cell, and the runs whose median lies far from the others in several figures at once (a
+session-wide disturbance: round r of every figure runs one after the other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import claimcheck, stats, urls
+from .catalog import Catalog, Unavailable
+from .html import render as template
+
+OUTLYING_RUN = 1.5  # a run whose median is this far (either way) from the median of the runs
+NOISY_LOAD = 0.5  # median load average per core above this: other work shared the machine
+NOISY_RUNS = 3  # an outlying run index in this many figures or more: a session-wide disturbance
+
+
+@dataclass(frozen=True)
+class Health:
+    figures: int
+    load_median: float  # load average at run start, per core, median over every run
+    load_max: float
+    widest: tuple[str, float]  # the figure and cell range (max - min over the median) that is widest
+    outlying: dict[int, list[str]]  # run index -> the figures where that run's medians lay far out
+
+    @property
+    def noisy(self) -> bool:
+        return self.load_median > NOISY_LOAD or any(len(f) >= NOISY_RUNS for f in self.outlying.values())
+
+
+def health(cat: Catalog, machine: str) -> Health | None:
+    """How quiet the machine was while it measured: None when it has no valid results."""
+    loads, widest, outlying, figures = [], ("", 0.0), {}, 0
+    for fig_id in sorted(cat.figures):
+        if (fig_id, machine) not in cat.frames:
+            continue
+        tab = cat.table(fig_id, machine)
+        figures += 1
+        per_run = tab.frame.groupby("run").first()
+        cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
+        loads.extend((per_run["load_avg_1m"].astype(float) / cores).dropna().tolist())
+        far = set()
+        for row in tab.rows:
+            for variant, summary in row.cells.items():
+                if summary.range_frac > widest[1]:
+                    widest = (f"{fig_id} {variant}{' at ' + row.label if row.label else ''}", summary.range_frac)
+                runs = row.run_medians[variant].dropna()
+                centre = float(runs.median())
+                if centre > 0:
+                    far |= {int(r) for r, v in runs.items() if max(v / centre, centre / v) > OUTLYING_RUN}
+        for run in far:
+            outlying.setdefault(run, []).append(fig_id)
+    if not figures:
+        return None
+    return Health(figures, float(np.median(loads)) if loads else float("nan"), max(loads, default=float("nan")),
+                  widest, outlying)
+
+
+def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:
+    """Per figure both machines measured: how many cells the unpaired rule calls a result, each way."""
+    from . import pages  # the comparison cells live with the machine pages that show them
+
+    out = []
+    for fig_id in sorted(cat.figures):
+        if (fig_id, machine) not in cat.frames or (fig_id, ref) not in cat.frames:
+            continue
+        found = pages.comparison_cells(cat, cat.figures[fig_id], machine, ref)
+        decided = [c for c in found if c.verdict == stats.RESULT]
+        out.append({"fig": fig_id, "cells": len(found), "faster": sum(c.ratio < 1 for c in decided),
+                    "slower": sum(c.ratio > 1 for c in decided), "open": len(found) - len(decided),
+                    "page": urls.machine_src(fig_id, machine)})
+    return out
+
+
+def section(ctx) -> str:
+    """The page's body: what a local run measured, against the reference, or how to get one."""
+    cat: Catalog = ctx.catalog
+    here = cat.preferred if cat.role(cat.preferred or "") == "measured here" else None
+    ref = cat.declared
+    if here is None or here not in cat.all_machines():
+        return str(template("yours.html", here=None, ref=ref, run=ctx.link("run-it-yourself/")))
+    checked = claimcheck.check(cat, here, list(claimcheck.found_claims(ctx.docs_dir)))
+    bad = [c for c in checked if c.state in ("false", "unavailable")]
+    rows = comparisons(cat, here, ref) if ref and ref in cat.all_machines() else []
+    for row in rows:
+        row["link"] = ctx.link(urls.machine_path(row["fig"], here)) + "#compared"
+    try:
+        well = health(cat, here)
+    except Unavailable:
+        well = None
+    return str(template("yours.html", here=here, ref=ref, rows=rows, health=well, claims=bad,
+                        checked=len(checked), run=ctx.link("run-it-yourself/"),
+                        noisy_load=NOISY_LOAD, noisy_runs=NOISY_RUNS, outlying=OUTLYING_RUN))

@@ -1,0 +1,63 @@
+"""`make claims`: every claim checked against any results folder, with how many runs bore it out
+on their own (issue 37: a claim that holds in only some runs is a sentence about noise)."""
+
+from __future__ import annotations
+
+from benchfixtures import demo_figure, write_machine
+from benchsite import claimcheck, claims
+from benchsite.catalog import Catalog
+from benchsite.load import ResultFile, load
+from benchsite.table import Table
+
+
+def demo_table(tmp_path, slow_run0: float = 1.0) -> Table:
+    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    frame = load(ResultFile("cpu-a", "demo", path))
+    frame.loc[(frame["variant"] == "fast") & (frame["run"] == 0), "time_s"] *= slow_run0
+    return Table.of(frame, demo_figure(tmp_path))
+
+
+def test_support_counts_the_runs_that_bear_a_claim_out_alone(tmp_path):
+    tab = demo_table(tmp_path)
+    assert claims.support(tab, 'median("slow", n=8) > median("fast", n=8)') == (3, 3)
+    assert claims.support(tab, 'median("slow", n=8) < median("fast", n=8)') == (0, 3)
+    assert claims.support(tab, 'faster("fast", "slow", n=8)') == (3, 3)  # a verdict: each run's direction
+
+
+def test_a_claim_true_on_the_medians_can_hold_in_only_some_runs(tmp_path):
+    tab = demo_table(tmp_path, slow_run0=1000.0)  # run 0's fast variant is now slower than its slow one
+    assert claims.evaluate(tab, 'median("slow", n=8) > median("fast", n=8)').state == "true"
+    assert claims.support(tab, 'median("slow", n=8) > median("fast", n=8)') == (2, 3)
+    assert claims.support(tab, 'slower("slow", "fast", n=8)') == (2, 3)
+
+
+def test_a_claim_about_the_spread_between_runs_has_no_per_run_support(tmp_path):
+    assert claims.support(demo_table(tmp_path), 'spread("fast", n=8) < 1') is None
+
+
+def test_claims_are_found_with_their_page_and_line_outside_code_fences(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    claim = '<!-- bench:claim fig-demo ratio() {} 1 -->{}<!-- /bench:claim -->'
+    (docs / "a.md").write_text(f"# A\n\nx {claim.format('>', 'slow is <b>slower</b>')}\n"
+                               f"```\n{claim.format('<', 'in a fence')}\n```\n")
+    found = [f for f in claimcheck.found_claims(docs, tmp_path / "none") if f.where.startswith("docs/")]
+    assert [(f.where, f.words) for f in found] == [("docs/a.md:3", "slow is …slower…")]
+
+
+def test_check_reads_the_machine_asked_for_and_reports_false_claims(tmp_path):
+    write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    fig = demo_figure(tmp_path)
+    cat = Catalog.build(tmp_path / "r", {fig.id: fig}, declared="cpu-ref")
+    found = [claimcheck.Found("docs/a.md:3", 'fig-demo median("slow", n=8) < median("fast", n=8)', "w")]
+    (checked,) = claimcheck.check(cat, "cpu-a", found)
+    assert (checked.state, checked.machine, checked.support) == ("false", "cpu-a", (0, 3))
+    assert "| docs/a.md:3 | fig-demo | cpu-a | **no** | 0 of 3 |" in claimcheck.report([checked])
+
+
+def test_the_command_names_a_missing_folder_or_machine(tmp_path, capsys):
+    assert claimcheck.main(["--results", str(tmp_path / "nowhere")]) == 2
+    assert "no results folder" in capsys.readouterr().err
+    write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    assert claimcheck.main(["--results", str(tmp_path / "r"), "--machine", "cpu-zz"]) == 2
+    assert "no machine cpu-zz" in capsys.readouterr().err

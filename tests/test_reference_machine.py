@@ -1,0 +1,62 @@
+"""Whose numbers: the prose quotes a local run's machine, /bench compares with the declared
+reference machine whichever was measured last, and a false claim fails a build only on the
+reference (issue 37)."""
+
+from __future__ import annotations
+
+from benchfixtures import demo_figure, write_machine
+from benchsite import claims
+from benchsite.catalog import Catalog
+from benchsite.markers import Context, expand
+
+FALSE = '<!-- bench:claim fig-demo median("fast", n=8) > median("slow", n=8) -->fast is slower<!-- /bench:claim -->'
+
+
+def two_machines(tmp_path, preferred="cpu-mine", declared="cpu-ref") -> Catalog:
+    for machine in ("cpu-mine", "cpu-ref", "cpu-zz"):
+        write_machine(tmp_path / "r", machine, sizes=(8,))
+    fig = demo_figure(tmp_path)
+    return Catalog.build(tmp_path / "r", {fig.id: fig}, preferred=preferred, declared=declared)
+
+
+def test_the_reference_is_the_declared_machine_and_the_prose_quotes_the_local_one(tmp_path):
+    cat = two_machines(tmp_path)
+    assert cat.reference("fig-demo") == "cpu-ref" and cat.quoted("fig-demo") == "cpu-mine"
+    assert cat.machines("fig-demo") == ["cpu-mine", "cpu-ref", "cpu-zz"]
+    assert (cat.role("cpu-mine"), cat.role("cpu-ref"), cat.role("cpu-zz")) == ("measured here", "reference", "")
+    fresh = two_machines(tmp_path / "b", preferred="cpu-ref")  # a clone with no local run
+    assert fresh.quoted("fig-demo") == fresh.reference("fig-demo") == "cpu-ref" and fresh.role("cpu-ref") == "reference"
+
+
+def context(cat, said, fatal=True):
+    return Context(cat, "docs/chapter.md", lambda t: "/" + t, said.append, src_uri="chapter.md",
+                   claims_fatal=fatal)
+
+
+def test_a_false_claim_is_a_problem_only_on_the_reference(tmp_path):
+    said: list[str] = []
+    local = claims.expand_line(FALSE, context(two_machines(tmp_path), said), 3)
+    assert not said and "[did not hold on cpu-mine:" in local
+    on_ref = claims.expand_line(FALSE, context(two_machines(tmp_path / "b", preferred="cpu-ref"), said), 3)
+    assert len(said) == 1 and said[0].startswith("docs/chapter.md:3: claim contradicted by fig-demo on cpu-ref")
+    assert "[contradicted by the data:" in on_ref
+    said.clear()
+    reported = claims.expand_line(FALSE, context(two_machines(tmp_path / "c", preferred="cpu-ref"), said, False), 3)
+    assert not said and "[did not hold on cpu-ref:" in reported  # make bench's BENCH_CLAIMS=report
+
+
+def test_the_banner_under_the_title_names_the_machine_and_its_role(tmp_path):
+    said: list[str] = []
+    text = expand("# Title\n\nSome prose <!-- bench:value fig-demo variant=fast n=8 -->.\n",
+                  context(two_machines(tmp_path), said))
+    title, banner = text.index("# Title"), text.index('<div class="bench-whose"')
+    assert title < banner < text.index("Some prose")
+    assert "<code>cpu-mine</code>, by <code>make bench</code> on this machine, not the" in text
+    assert "<code>cpu-ref</code>" in text and not said
+    plain = expand("# Title\n\nNo figure here.\n", context(two_machines(tmp_path / "b"), said))
+    assert 'class="bench-whose"' not in plain
+
+
+def test_without_a_declared_machine_every_machine_counts_as_the_reference(tmp_path):
+    cat = two_machines(tmp_path, declared=None)
+    assert cat.is_reference("cpu-mine") and cat.role("cpu-mine") == "" and cat.reference("fig-demo") == "cpu-mine"
