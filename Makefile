@@ -74,7 +74,7 @@ PUBLISH_DIR ?= .bench/public
 PUBLISH_PATH ?= bench
 publish: ## After make site: site/ laid out for a static host in .bench/public/bench/, with a redirect at the top
 	@test -f site/index.html || { echo "make publish: no site/ yet; run make site (STRICT=1) first"; exit 2; }
-	@! grep -qs "OWNER" site/sitemap.xml || { echo "make publish: site_url still names the placeholder OWNER; build with SITE_URL=... REPO_URL=... (mkdocs.yml)" >&2; exit 2; }
+	@grep -qs "<loc>https\?://" site/sitemap.xml && ! grep -qs "OWNER" site/sitemap.xml || { echo "make publish: site/ was built with no public address (site_url unset or the placeholder OWNER); build with SITE_URL=... REPO_URL=... (mkdocs.yml)" >&2; exit 2; }
 	rm -rf $(PUBLISH_DIR) && mkdir -p $(PUBLISH_DIR)/$(PUBLISH_PATH)
 	cp -R site/. $(PUBLISH_DIR)/$(PUBLISH_PATH)/
 	@# A host serves its root 404.html for any missing path; the site's own links its assets by site_url.

@@ -1,8 +1,9 @@
 """Sessions on the /bench pages: the permalink of each session, the history of a figure on
 a machine, and what changed on a machine between its last two sessions.
 
-URLs (a session's page never changes once written: it is made from that session's
-per-run summaries alone, the same bytes whether the session is the latest or kept):
+URLs (a session's page is made from that session's per-run summaries alone, the same bytes whether the
+session is the latest or kept, so adding sessions or machines never changes it; a change to the
+rendering or to the verdict rule does, since verdicts are computed at build time):
   /bench/<fig-id>/<machine>/<session>/   one session of one figure on one machine
   /bench/changes/<machine>/              the cells that moved between the last two sessions
 
@@ -194,22 +195,35 @@ def _provenance(s: Session) -> list[tuple[str, str]]:
 
 
 def _commits(s: Session, repo_url: str) -> list[dict]:
-    base = repo_url.rstrip("/")
+    base = urls.public_base(repo_url)
     return [{"sha": c, "short": c[:12], "url": f"{base}/tree/{c}" if base and c != "unknown" else ""}
             for c in sorted({str(v) for v in s.frame["git_commit"].unique()})]
 
 
-def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
-    """What to paste into a review, for one session: the template's fields (``cite.html``)."""
+NO_ADDRESS = "<site address>"  # stands for the site's address in text to paste when none is configured
+
+
+def address(ctx: Context, path: str) -> tuple[str, str]:
+    """(href, text to paste) of the page at ``path`` below the site root: its public URL, or
+    without one (a local build) a link within this site and the path after ``<site address>``."""
+    url = urls.absolute(ctx.site_url, path)
+    return (url, url) if url else (ctx.link(path), f"{NO_ADDRESS}/{path}")
+
+
+def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str = "") -> dict:
+    """What to paste into a review, for one session: the template's fields (``cite.html``).
+    ``download``: the site's link to the latest results file (the machine page's block only: a
+    session's own page must not change when a later session replaces that file)."""
     head = s.table.headline
     first = s.frame.iloc[0]
-    url = f"{ctx.site_url.rstrip('/')}/{session_path(fig.id, s.machine, s.id)}"
+    href, url = address(ctx, session_path(fig.id, s.machine, s.id))
     commits = _commits(s, ctx.repo_url)
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
     headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
-    rule = f"{ctx.site_url.rstrip('/')}/{render.RULE_PATH}"
-    verdict = f"{head.verdict.text} (paired rule: {rule})" if head and head.verdict else ""
+    rule = address(ctx, render.RULE_PATH)[1]
+    verdict = (f"{head.verdict.text} (paired rule: {rule}, applied when the page was built)"
+               if head and head.verdict else "")
     lines = [
         f"{fig.id}: {fig.title}",
         f"machine   {s.machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
@@ -219,20 +233,24 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "") -> dict:
         f"measured  {s.date} (UTC), session {s.id}",
         f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
         f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else ""),
+        f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
+        f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
         f"url       {url}",
     ]
     python = s.values("python_version")
+    repo = urls.public_base(ctx.repo_url)
     # A fresh clone at the commit: make bench builds .venv from that commit's requirements.txt (the
     # versions above) and writes into that clone's results/, not into the reader's own checkout.
     reproduce = "\n".join([
-        f"git clone {ctx.repo_url.rstrip('/') or '<repository>'} rerun && cd rerun"
+        f"git clone {repo or '<repository>'} rerun && cd rerun"
         + (f" && git checkout {commits[0]['sha']}" if len(commits) == 1 else ""),
         f"# the session ran Python {python}; make bench builds .venv from this commit's requirements.txt"
         if "," not in python and python != "—" else "",
         f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
     short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
-    return {"text": "\n".join(line for line in lines if line), "url": url, "commits": commits,
+    return {"text": "\n".join(line for line in lines if line), "url": url, "href": href,
+            "public": url == href, "commits": commits, "repo": repo, "download": download,
             "reproduce": reproduce, "markdown": snippet}
 
 
@@ -245,7 +263,7 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
             "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
                                                                        "sample"),
             # Processes per run: the kept summaries do not keep them (archive._PER_SAMPLE), and the page
-            # says so rather than ask today's script (a page that never changes would then change).
+            # says so rather than ask today's script (the page would then change with the script).
             "processes": None, "unmeasured": tab.unmeasured}
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
@@ -271,10 +289,12 @@ def session_marker(args: list[str], ctx: Context) -> str:
     machine = by_slug[opts["machine"]]
     hist = history(cat, fig.id, machine)
     sid = opts.get("session", "")
-    intro = (f"One session of `{fig.id}` on {fmt.md(machine)}, kept as it was measured: this page never changes "
-             "when sessions or machines are added. Its numbers are that session's runs; its verdicts are the "
-             f"rule of [How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}) applied to them, so a change "
-             "to the rule itself, or a correction to how the page shows them, would show here too. "
+    intro = (f"One session of `{fig.id}` on {fmt.md(machine)}. What this address shows cannot change: that "
+             "session's samples, kept as its per-run summaries, which later sessions and machines leave alone. "
+             "What can change is how they are shown and judged: the page is rebuilt with the site, so a "
+             "correction to its rendering shows here, and its verdicts are computed at each build by the rule of "
+             f"[How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}), so a change to that rule "
+             "(`benchsite/stats.py`) can change a verdict here; the cite block names the rule it was judged by. "
              f"[The latest results on this machine]({urls.rel(ctx.src_uri, urls.machine_src(fig.id, machine))}) · "
              f"[every machine]({urls.rel(ctx.src_uri, urls.figure_src(fig.id))}).\n")
     if sid in hist.errors:

@@ -210,16 +210,19 @@ def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
 
 def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     """What to paste into a review: the latest session's cite block (its permalink, commit,
-    how to reproduce it, Markdown), with whether today's code still matches it."""
+    how to reproduce it, Markdown), with whether today's code still matches it, and the site's
+    download of the results file."""
     tab = ctx.catalog.table(fig.id, machine)
     state = f"STALE: {tab.stale}" if tab.stale else "current"
+    download = ctx.link(layout.site_path(machine, fig.stem))
     session = latest_session(fig, machine, ctx)
     if session is not None:
-        return history.cite(fig, session, ctx, state)
-    url = f"{ctx.site_url.rstrip('/')}/{machine_path(fig.id, machine)}"
+        return history.cite(fig, session, ctx, state, download=download)
+    href, url = history.address(ctx, machine_path(fig.id, machine))
     text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
-    return {"text": text,
-            "url": url, "commits": [], "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
+    return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],
+            "repo": urls.public_base(ctx.repo_url), "download": download,
+            "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
             "markdown": f"[{fig.id} on {machine}]({url})"}
 
 
@@ -243,7 +246,7 @@ def session_note(fig: Figure, machine: str, ctx: Context) -> str:
         return ""
     link = _rel(ctx, urls.session_src(fig.id, machine, session.id))
     return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
-            f"[its permanent page]({link}) never changes when later sessions arrive. "
+            f"[its permanent page]({link}) keeps these samples when later sessions arrive. "
             f"[What changed on this machine]({_rel(ctx, urls.changes_src(machine))}).\n")
 
 

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import posixpath
 import re
+from urllib.parse import urlsplit
 
 BENCH_PAGES = "bench"  # the generated pages' folder under docs/ and in the site
 INDEX_SRC = f"{BENCH_PAGES}/index.md"
@@ -63,3 +64,29 @@ def rel(src_uri: str, target_src: str) -> str:
     """A Markdown link target from the page whose source is ``src_uri`` to another source file;
     mkdocs turns it into a URL and checks that it (and its anchor) exists."""
     return posixpath.relpath(target_src, posixpath.dirname(src_uri) or ".")
+
+
+# The placeholder a configured address must not carry (mkdocs.yml had "OWNER" in both addresses), and
+# hosts that are no public address (`mkdocs serve` sets site_url to its own).
+PLACEHOLDER = "OWNER"
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
+
+
+def public_base(address: str | None) -> str:
+    """``address`` (mkdocs' ``site_url`` or ``repo_url``) without a trailing slash when it is a real
+    public address (http or https, a host, no placeholder, not this computer), else ``""``: a
+    build with no public address must not invent one."""
+    address = (address or "").strip()
+    parts = urlsplit(address)
+    if parts.scheme not in ("http", "https") or not parts.hostname or PLACEHOLDER in address:
+        return ""
+    return "" if parts.hostname in _LOCAL_HOSTS else address.rstrip("/")
+
+
+def absolute(site_url: str | None, path: str) -> str:
+    """The public URL of the page at ``path`` below the site root (``session_path`` and the like):
+    the site's address and the path, joined once; ``""`` when the site has no public address.
+    A site published under ``/bench/`` keeps its /bench section at ``bench/`` below that, so the
+    address of a session page does hold ``/bench/bench/``: both are real folders, not a repeat."""
+    base = public_base(site_url)
+    return f"{base}/{path.lstrip('/')}" if base else ""

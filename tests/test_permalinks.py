@@ -9,7 +9,7 @@ import shutil
 import pytest
 from test_sessions import keep_as, rewrite
 
-from benchsite import archive
+from benchsite import archive, urls
 from conftest import REFERENCE, REPO, build_site
 
 STEM, FIG = "naive_vs_blocked", "fig-naive-vs-blocked"
@@ -32,19 +32,34 @@ def copied(tmp_path_factory):
     return root
 
 
+SITE, REPO_URL = "https://example.org/jax/bench/", "https://github.com/someone/jax-bench-honest"
+PUBLIC = {"SITE_URL": SITE, "REPO_URL": REPO_URL}  # a build with a public address
+
+
 def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(copied, tmp_path):
     path = copied / REFERENCE / f"{STEM}.csv"
     first = session_of(path)
-    proc = build_site(tmp_path / "one", copied)
+    proc = build_site(tmp_path / "one", copied, extra_env=PUBLIC)
     assert proc.returncode == 0, proc.stderr[-3000:]
     permalink = f"bench/{FIG}/{REFERENCE}/{first}/index.html"
     before = article(tmp_path / "one" / permalink)
-    assert "this page never changes" in before and "Cite this result" in before
+    assert "cannot change: that session's samples" in before and "Cite this result" in before
+    # With a public address: the cite block's absolute permalink is the site's address and the page's
+    # path joined once (the site's /bench section under a site published at /bench/), the code and
+    # the clone from the configured repository.
+    cite = html.unescape(before)
+    url = f"{SITE}bench/{FIG}/{REFERENCE}/{first}/"
+    assert f'Permalink: <a href="{url}">{url}</a>' in cite and f"url       {url}</code>" in cite and f"]({url})" in cite
+    assert f"git clone {REPO_URL} rerun" in cite and f'href="{REPO_URL}/tree/' in cite
+    assert "<site address>" not in cite and "<repository>" not in cite
+    latest = html.unescape(article(tmp_path / "one" / f"bench/{FIG}/{REFERENCE}/index.html"))
+    assert f'Data: <a href="../../../results/{REFERENCE}/{STEM}.csv.gz">' in latest
+    assert (tmp_path / "one" / "results" / REFERENCE / f"{STEM}.csv.gz").is_file()
     # A later session replaces the file (run.py keeps the old one first), and a machine arrives.
     assert archive.archive(path, copied, keep=[LATER])
     rewrite(path, path, LATER, where={"variant": "blocked"}, by=2.0)
     rewrite(path, copied / "cpu-other-2c" / f"{STEM}.csv", LATER, machine="cpu-other-2c")
-    proc = build_site(tmp_path / "two", copied)
+    proc = build_site(tmp_path / "two", copied, extra_env=PUBLIC)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert article(tmp_path / "two" / permalink) == before
     latest = article(tmp_path / "two" / f"bench/{FIG}/{REFERENCE}/index.html")
@@ -60,17 +75,38 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(c
 
 
 def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(built_site):
+    """With no public address (mkdocs.yml's default) the block links within the site and says so."""
     path = REPO / "results" / REFERENCE / f"{STEM}.csv"
     sid = session_of(path)
     page = html.unescape(article(built_site / "bench" / FIG / REFERENCE / sid / "index.html"))
-    site_url = re.search(r'site_url: !ENV \[SITE_URL, "([^"]+)"\]', (REPO / "mkdocs.yml").read_text()).group(1)
-    repo_url = re.search(r'repo_url: !ENV \[REPO_URL, "([^"]+)"\]', (REPO / "mkdocs.yml").read_text()).group(1)
-    url = f"{site_url.rstrip('/')}/bench/{FIG}/{REFERENCE}/{sid}/"
-    assert f'<a href="{url}">' in page
+    url = f"<site address>/bench/{FIG}/{REFERENCE}/{sid}/"
+    assert 'Permalink: <a href="./">' in page and "no public address is configured" in page
+    assert f"url       {url}</code>" in page and f"]({url})" in page
     commit = re.search(r"\n\d+,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
-    assert f'href="{repo_url}/tree/{commit}"' in page
-    assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone " in page and "git checkout " in page
-    assert f"[{FIG} on {REFERENCE}, session {sid}: " in page and f"]({url})" in page
+    assert f"<code>{commit[:12]}</code>" in page and "no repository address is configured" in page
+    assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone <repository> rerun" in page
+    assert "git checkout " in page and f"[{FIG} on {REFERENCE}, session {sid}: " in page
+    assert "Data: " not in page  # the latest file's download is the machine page's: this page stays as it is
+
+
+def test_no_page_of_a_build_without_an_address_names_a_placeholder_or_a_made_up_url(built_site):
+    for page in [*built_site.rglob("*.html"), built_site / "sitemap.xml"]:
+        text = page.read_text(encoding="utf-8")
+        assert "OWNER" not in text and "/bench/bench/" not in text, page
+    assert "<loc>" not in (built_site / "sitemap.xml").read_text()
+
+
+@pytest.mark.parametrize(("site_url", "expected"), [
+    ("https://someone.github.io/jax-bench-honest/bench/", "https://someone.github.io/jax-bench-honest/bench/"),
+    ("https://someone.github.io/jax-bench-honest/bench", "https://someone.github.io/jax-bench-honest/bench/"),
+    ("https://example.org/", "https://example.org/"), ("https://example.org", "https://example.org/"),
+    ("", ""), ("https://OWNER.github.io/jax-bench-honest/bench/", ""), ("http://127.0.0.1:8000/", ""),
+    ("site/", ""), ("file:///tmp/site/", "")])
+def test_a_permalink_is_the_address_and_the_page_path_joined_once(site_url, expected):
+    path = urls.session_path(FIG, REFERENCE, LATER)
+    assert path == f"bench/{FIG}/{REFERENCE}/{LATER}/"  # below the site root, whatever its address
+    assert urls.absolute(site_url, path) == (expected + path if expected else "")
+    assert urls.public_base("https://github.com/OWNER/jax-bench-honest") == ""
 
 
 def test_history_renders_on_every_figure_page_of_the_committed_site(built_site):

@@ -8,6 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from mkdocs.config import load_config
 
@@ -21,7 +22,9 @@ LESSON_BUDGET = 600 * 1024  # bytes: the issue's ceiling for the lesson page <!-
 def test_site_url_and_repo_url_are_set_in_one_place_and_overridable(monkeypatch):
     text = (REPO / "mkdocs.yml").read_text()
     assert len(re.findall(r"^site_url:", text, re.M)) == 1 and "!ENV [SITE_URL," in text
-    assert re.search(r'^repo_url: !ENV \[REPO_URL, "https://github\.com/[^/"]+/jax-bench-honest"\]', text, re.M)
+    # No placeholder address: a build without SITE_URL / REPO_URL has none (the cite blocks say so).
+    assert re.search(r'^site_url: !ENV \[SITE_URL, ""\]', text, re.M) and "OWNER" not in text
+    assert re.search(r'^repo_url: !ENV \[REPO_URL, ""\]', text, re.M)
     monkeypatch.setenv("SITE_URL", "https://example.org/bench/")
     monkeypatch.setenv("REPO_URL", "https://github.com/someone/jax-bench-honest")
     config = load_config(str(REPO / "mkdocs.yml"))
@@ -65,6 +68,7 @@ def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
     (tmp_path / "site" / "x").mkdir(parents=True)
     (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
     (tmp_path / "site" / "x" / "index.html").write_text("<h1>x</h1>")
+    (tmp_path / "site" / "sitemap.xml").write_text("<loc>https://example.org/bench/</loc>")
     proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -72,10 +76,13 @@ def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
     assert 'url=bench/"' in (tmp_path / "out" / "index.html").read_text()
 
 
-def test_make_publish_refuses_a_site_built_for_the_placeholder_owner(tmp_path):
+@pytest.mark.parametrize("sitemap", ["<loc>https://OWNER.github.io/jax-bench-honest/bench/</loc>",
+                                     '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n</urlset>'])
+def test_make_publish_refuses_a_site_built_without_a_public_address(tmp_path, sitemap):
+    """The placeholder OWNER, or no site_url at all (mkdocs then lists no page in the sitemap)."""
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
-    (tmp_path / "site" / "sitemap.xml").write_text("<loc>https://OWNER.github.io/jax-bench-honest/bench/</loc>")
+    (tmp_path / "site" / "sitemap.xml").write_text(sitemap)
     proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "SITE_URL" in proc.stdout + proc.stderr and not (tmp_path / "out").exists()
