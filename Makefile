@@ -68,20 +68,24 @@ site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
 	  | { grep -v '^INFO ' || true; } && \
 	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
 
-# The site's links are relative, so the built site/ works under any path; publish lays it out under
-# one (a folder to upload as is) with a redirect at the top. SITE_URL (mkdocs.yml) is read by `make site`.
+# The site's links are relative, so the built site/ works under any path. publish lays it out as a
+# folder to upload as is: at the host's root by default, so the /bench section (every figure on every
+# machine) is at <address>/bench/ and a permalink holds no doubled segment; PUBLISH_PATH=sub puts it
+# under /sub/ with a redirect at the top. SITE_URL (mkdocs.yml) is read by `make site` and must be
+# the address the folder is served at.
 PUBLISH_DIR ?= .bench/public
-PUBLISH_PATH ?= bench
-publish: ## After make site: site/ laid out for a static host in .bench/public/bench/, with a redirect at the top
+PUBLISH_PATH ?=
+publish: ## After make site: site/ laid out for a static host in .bench/public/ (PUBLISH_PATH=sub: under /sub/)
 	@test -f site/index.html || { echo "make publish: no site/ yet; run make site (STRICT=1) first"; exit 2; }
 	@grep -qs "<loc>https\?://" site/sitemap.xml && ! grep -qs "OWNER" site/sitemap.xml || { echo "make publish: site/ was built with no public address (site_url unset or the placeholder OWNER); build with SITE_URL=... REPO_URL=... (mkdocs.yml)" >&2; exit 2; }
 	rm -rf $(PUBLISH_DIR) && mkdir -p $(PUBLISH_DIR)/$(PUBLISH_PATH)
 	cp -R site/. $(PUBLISH_DIR)/$(PUBLISH_PATH)/
 	@# A host serves its root 404.html for any missing path; the site's own links its assets by site_url.
-	@if [ -f site/404.html ]; then cp site/404.html $(PUBLISH_DIR)/404.html; fi
-	@printf '<!doctype html><meta charset="utf-8"><title>Redirect</title><meta http-equiv="refresh" content="0; url=%s/"><a href="%s/">%s/</a>\n' \
-	  "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" > $(PUBLISH_DIR)/index.html
-	@echo "upload $(PUBLISH_DIR)/ to the host's root: the site is at /$(PUBLISH_PATH)/"
+	@if [ -n "$(PUBLISH_PATH)" ]; then \
+	  if [ -f site/404.html ]; then cp site/404.html $(PUBLISH_DIR)/404.html; fi; \
+	  printf '<!doctype html><meta charset="utf-8"><title>Redirect</title><meta http-equiv="refresh" content="0; url=%s/"><a href="%s/">%s/</a>\n' \
+	    "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" "$(PUBLISH_PATH)" > $(PUBLISH_DIR)/index.html; fi
+	@echo "upload $(PUBLISH_DIR)/ to the host's root: the site is at /$(PUBLISH_PATH)$(if $(PUBLISH_PATH),/), its figures at /$(if $(PUBLISH_PATH),$(PUBLISH_PATH)/)bench/"
 
 # A claim that does not hold on a reader's own machine is shown on its page and listed here; on the
 # declared reference machine (mkdocs.yml extra.bench.machine) it fails the strict build instead.

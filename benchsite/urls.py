@@ -86,7 +86,6 @@ def public_base(address: str | None) -> str:
 def absolute(site_url: str | None, path: str) -> str:
     """The public URL of the page at ``path`` below the site root (``session_path`` and the like):
     the site's address and the path, joined once; ``""`` when the site has no public address.
-    A site published under ``/bench/`` keeps its /bench section at ``bench/`` below that, so the
-    address of a session page does hold ``/bench/bench/``: both are real folders, not a repeat."""
+    ``make publish`` serves the site at its host's root, so the /bench section is ``<address>/bench/``."""
     base = public_base(site_url)
     return f"{base}/{path.lstrip('/')}" if base else ""

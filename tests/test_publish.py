@@ -64,16 +64,29 @@ def test_make_site_is_strict_and_serve_and_a_plain_build_are_lenient():
     assert "mkdocs serve" in recipe("serve") and "--strict" not in recipe("serve")
 
 
-def test_make_publish_lays_the_site_out_under_bench_with_a_redirect(tmp_path):
-    (tmp_path / "site" / "x").mkdir(parents=True)
+@pytest.mark.parametrize("path", ["", "docs"])
+def test_make_publish_lays_the_site_out_at_the_root_or_under_a_path_with_a_redirect(tmp_path, path):
+    """At the root by default, so the /bench section is <address>/bench/ (no /bench/bench/ in a
+    permalink); under PUBLISH_PATH with a redirect at the top when asked."""
+    (tmp_path / "site" / "bench").mkdir(parents=True)
     (tmp_path / "site" / "index.html").write_text("<h1>home</h1>")
-    (tmp_path / "site" / "x" / "index.html").write_text("<h1>x</h1>")
-    (tmp_path / "site" / "sitemap.xml").write_text("<loc>https://example.org/bench/</loc>")
-    proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    (tmp_path / "site" / "bench" / "index.html").write_text("<h1>x</h1>")
+    (tmp_path / "site" / "sitemap.xml").write_text("<loc>https://example.org/</loc>")
+    proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish", "PUBLISH_DIR=out", f"PUBLISH_PATH={path}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "out" / "bench" / "x" / "index.html").read_text() == "<h1>x</h1>"
-    assert 'url=bench/"' in (tmp_path / "out" / "index.html").read_text()
+    top = tmp_path / "out" / path
+    assert (top / "bench" / "index.html").read_text() == "<h1>x</h1>"
+    if path:
+        assert f'url={path}/"' in (tmp_path / "out" / "index.html").read_text()
+    else:
+        assert (tmp_path / "out" / "index.html").read_text() == "<h1>home</h1>"
+    assert not (tmp_path / "out" / "bench" / "bench").exists()
+
+
+def test_the_pages_workflow_publishes_at_the_root_so_bench_is_not_doubled():
+    site_url = re.search(r"^\s*SITE_URL: (.*)$", WORKFLOW.read_text(), re.M).group(1)
+    assert site_url == "${{ steps.pages.outputs.base_url }}/"
 
 
 @pytest.mark.parametrize("sitemap", ["<loc>https://OWNER.github.io/jax-bench-honest/bench/</loc>",
