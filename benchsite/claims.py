@@ -48,6 +48,7 @@ from . import fmt, metrics, stats
 from .catalog import Unavailable
 from .claim_syntax import ARITH, COMPARE, ClaimError, parse, split
 from .figures import CLAIM, Figure
+from .html import inline_code
 from .html import render as template
 from .table import Row, Table
 
@@ -300,7 +301,7 @@ def _check(spec: str, text: str, where: str, ctx) -> Outcome:
 
 def _plain(text: str) -> str:
     """A claim's words for a message: markers and tags dropped, spaces collapsed."""
-    return " ".join(re.sub(r"<!--.*?-->|<[^>]+>", "…", text).split())
+    return " ".join(re.sub(r"<!--.*?-->|<[^>]+>", "…", re.sub(r"</?code>", "", text)).split())
 
 
 def _rendered(outcome: Outcome, body: Markup, fig_id: str, on: tuple[str, ...]) -> Markup:
@@ -334,14 +335,15 @@ def _checked(spec: str, body: Markup, where: str, ctx) -> Markup:
 
 
 def caption_html(fig: Figure, ctx) -> Markup:
-    """The figure's caption as HTML: plain words escaped, each claim checked and wrapped."""
+    """The figure's caption as HTML: plain words escaped (inline `code` spans as ``<code>``), each
+    claim checked and wrapped."""
     out, last = [], 0
     for match in CLAIM.finditer(fig.caption_src or fig.caption):
-        out.append(html.escape(match.string[last:match.start()]))
+        out.append(inline_code(match.string[last:match.start()], html.escape))
         where = f"{fig.script_rel}:{fig.line}: FIGURE caption (shown on {ctx.page})"
-        out.append(str(_checked(match.group(1), Markup(html.escape(match.group(2))), where, ctx)))
+        out.append(str(_checked(match.group(1), inline_code(match.group(2), html.escape), where, ctx)))
         last = match.end()
-    out.append(html.escape((fig.caption_src or fig.caption)[last:]))
+    out.append(inline_code((fig.caption_src or fig.caption)[last:], html.escape))
     return Markup("".join(out))
 
 

@@ -24,6 +24,7 @@ from .buildcache import site_link
 from .catalog import Catalog, Unavailable
 from .figures import Figure
 from .fmt import esc, md
+from .html import inline_code
 from .html import render as template
 from .urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src
 
@@ -343,7 +344,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
     machines = cat.machines(fig.id)
     good = [m for m in machines if (fig.id, m) in cat.frames]
     ref = cat.reference(fig.id)
-    head = _html(ctx, _stale_note(fig, ctx, machines), str(template("caption.html", caption=fig.caption)))
+    head = _html(ctx, _stale_note(fig, ctx, machines), str(template("caption.html", caption=inline_code(fig.caption))))
     if not machines:
         return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(ctx, render.error_box(
             fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig, ctx)
@@ -360,7 +361,7 @@ def figure_page(fig: Figure, ctx: Context) -> str:
 def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     cat = ctx.catalog
     ref = cat.reference(fig.id)
-    parts = [_html(ctx, str(template("caption.html", caption=fig.caption))),
+    parts = [_html(ctx, str(template("caption.html", caption=inline_code(fig.caption)))),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),
              session_note(fig, machine, ctx) if not cat.problem(fig.id, machine) else "",

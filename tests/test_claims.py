@@ -80,6 +80,27 @@ def test_a_caption_claim_is_read_and_checked_when_the_script_is_read(tmp_path):
         read_figure(script)
 
 
+def test_a_captions_inline_code_is_code_and_the_rest_is_escaped(tmp_path):
+    """A caption is a plain string in the script, put into raw HTML, so Markdown never turns its
+    `code` spans into code: fig-shard-block's caption showed `block_until_ready` with its
+    backticks. Each span is now <code>, escaped, in the plain words and in a claim's words alike."""
+    script = tmp_path / "fig_x.py"
+    caption = "A `jax.Array`'s <b>`x < y`</b> & `` stays; `one` and `two`."
+    script.write_text(f"FIGURE = {{'title': 't', 'caption': {caption!r}, 'chapter': 'c.md', 'variants': ['a']}}\n")
+    shown = str(claims.caption_html(read_figure(script), ctx=None))
+    assert shown == ("A <code>jax.Array</code>&#x27;s &lt;b&gt;<code>x &lt; y</code>&lt;/b&gt; &amp; `` stays; "
+                     "<code>one</code> and <code>two</code>.")
+    assert claims._plain("waits on <code>block_until_ready</code> <!-- x -->") == "waits on block_until_ready …"
+
+
+def test_the_sharded_chapters_caption_shows_code_not_backticks(built_site):
+    """In the chapter (claims checked) and on /bench's figure page (plain words) alike."""
+    for page in ("timing-sharded-programs/index.html", "bench/fig-shard-block/index.html"):
+        captions = re.findall(r'<p class="bench-caption">(.*?)</p>', (built_site / page).read_text(), re.S)
+        assert captions and "`" not in "".join(captions), page
+        assert "<code>block_until_ready</code>" in "".join(captions), page
+
+
 # --- the real pages -----------------------------------------------------------------------------
 
 DOCS = REPO / "docs"
