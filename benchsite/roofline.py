@@ -245,9 +245,30 @@ def placed_table(points: list[Placed], source: str, paired: bool = True, session
 
 # --- the chart ---------------------------------------------------------------------------
 
-W, H = 680, 400  # user units; bench.css keeps the figure at least 680 px wide (it scrolls on a phone)
-LEFT, RIGHT, TOP, BOTTOM = 112, 16, 14, 336  # the plot's box; below it the x ticks and the x title
-FONT = 12
+@dataclass(frozen=True)
+class Layout:
+    """One drawing of the roofline: its viewBox, the plot's box in it (below it the x ticks and the
+    x title, left of it the y ticks and the y title), and whether the y ticks name only the SI
+    prefix (``100 G``; the y title says FLOP/s) to leave the plot more width."""
+    name: str
+    w: float
+    h: float
+    left: float
+    right: float  # the plot's right edge's distance from the viewBox's
+    top: float
+    bottom: float
+    font: float
+    y_title_x: float = 16
+    short_ticks: bool = False
+
+
+# A desktop column (680 px and wider) draws the wide layout at its size; a narrower one (a phone,
+# 390 px: a 358 px column) the narrow one, scaled to the column: 12-unit text in 400 units reads
+# 10.7 px there (bench.css picks one by the figure's width, a container query).
+WIDE = Layout("wide", 680, 400, 112, 16, 14, 336, 12)
+NARROW = Layout("narrow", 400, 440, 66, 18, 14, 372, 12, y_title_x=14, short_ticks=True)
+LAYOUTS = (WIDE, NARROW)
+FONT = WIDE.font  # both layouts: the leader rule reads it
 
 
 def _decades(low: float, high: float) -> tuple[float, float]:
@@ -257,10 +278,10 @@ def _decades(low: float, high: float) -> tuple[float, float]:
 CHAR = 0.6  # average glyph width per font-size unit
 
 
-def _flops_label(value: float) -> str:
-    """A decade tick: ``10 GFLOP/s``, ``1 TFLOP/s``, ``100 MFLOP/s``."""
+def _flops_label(value: float, short: bool = False) -> str:
+    """A decade tick: ``10 GFLOP/s``, ``1 TFLOP/s``, ``100 MFLOP/s`` (``short``: ``10 G``)."""
     scale, prefix = next(((v, p) for v, p in SI_PREFIXES if value >= v), SI_PREFIXES[-1])
-    return f"{value / scale:g} {prefix}FLOP/s"
+    return f"{value / scale:g} {prefix}" + ("" if short else "FLOP/s")
 
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom in the plot's units
@@ -283,7 +304,7 @@ def _segment_boxes(x0: float, y0: float, x1: float, y1: float, every: float = 3)
 
 
 def _place_label(x: float, y: float, width: float, taken: list[Box], labels: list[Box],
-                 dots: list[Box], leaders: list[Box] | None = None
+                 dots: list[Box], leaders: list[Box] | None = None, lay: Layout = WIDE
                  ) -> tuple[float, float, str, tuple[float, float] | None, int]:
     """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
     overlaps least (another label counts most, then lying within ``NEAR`` of another workload's
@@ -305,8 +326,8 @@ def _place_label(x: float, y: float, width: float, taken: list[Box], labels: lis
     best = None
     for dx, dy in spots:
         left = x + dx if dx > 0 else x + dx - width
-        box = (left, y + dy - FONT, left + width, y + dy + 3)
-        if not (LEFT < box[0] and box[2] < W - RIGHT and TOP < box[1] and box[3] < BOTTOM):
+        box = (left, y + dy - lay.font, left + width, y + dy + 3)
+        if not (lay.left < box[0] and box[2] < lay.w - lay.right and lay.top < box[1] and box[3] < lay.bottom):
             continue
         end = _leader_end(x, y, dx, box)
         line = _segment_boxes(x, y, *end) if end else []
@@ -317,7 +338,7 @@ def _place_label(x: float, y: float, width: float, taken: list[Box], labels: lis
         if score == 0:
             break
     if best is None:  # nowhere inside the plot: beside the dot, whatever it covers
-        best = (0, 8, 4, (x + 8, y + 4 - FONT, x + 8 + width, y + 7))
+        best = (0, 8, 4, (x + 8, y + 4 - lay.font, x + 8 + width, y + 7))
     score, dx, dy, box = best
     labels.append(box)
     leader = _leader_end(x, y, dx, box)
@@ -351,12 +372,38 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
     x_lo, x_hi = _decades(min(xs) / 2, max(xs) * 2)
     y_lo, y_hi = _decades(min(ys) / 1.5, max(ys) * 1.5)
 
+    # The measured bandwidth is one for every dtype: its slanted roof is drawn once, in the ink
+    # colour, and each dtype's compute roof is a flat line from its ridge point.
+    colour = {d: PALETTE[i % len(PALETTE)] for i, d in enumerate(dtypes)}
+    top_peak = max(peaks.values())
+    legend = [{"colour": "currentColor", "dash": False, "text": "measured memory roof (bandwidth × intensity)"}]
+    for d in dtypes:
+        legend.append({"colour": colour[d], "dash": False, "text": f"measured compute roof, {d}"})
+        if vendors[d]:
+            legend.append({"colour": colour[d], "dash": True, "text": f"vendor roofline, {d}"})
+    texts = [p.label.replace("op=", "").replace(", n=", " n=") for p in dots]
+    texts = [t if p.dtype == "float32" else f"{t} ({p.dtype})" for t, p in zip(texts, dots)]
+    svgs = [_drawing(lay, dots, texts, dtypes, vendors, peaks, bw, colour, top_peak, (x_lo, x_hi), (y_lo, y_hi))
+            for lay in LAYOUTS]
+    return render("roofline.html", title=title, font=FONT, svgs=svgs, legend=legend,
+                  caption=CAPTION.format(title=title))
+
+
+def _drawing(lay: Layout, dots: list[Placed], texts: list[str], dtypes: list[str], vendors: dict,
+             peaks: dict[str, float], bw: float, colour: dict[str, str], top_peak: float,
+             x_range: tuple[float, float], y_range: tuple[float, float]) -> dict:
+    """One layout's coordinates and texts for ``templates/roofline.html``: ticks, roofs, dots and
+    their labels placed in that layout's plot."""
+    (x_lo, x_hi), (y_lo, y_hi) = x_range, y_range
+    left, top, bottom = lay.left, lay.top, lay.bottom
+    right = lay.w - lay.right  # the plot's right edge
+
     def x_of(v: float) -> float:
-        return LEFT + (math.log10(v) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * (W - RIGHT - LEFT)
+        return left + (math.log10(v) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * (right - left)
 
     def y_of(v: float) -> float:
         v = min(max(v, y_lo), y_hi)
-        return BOTTOM - (math.log10(v) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)) * (BOTTOM - TOP)
+        return bottom - (math.log10(v) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)) * (bottom - top)
 
     def segments(peak: float, bandwidth: float, flat_only: bool) -> list[tuple[float, float, float, float]]:
         """The roof as plot-space segments: the slanted memory part (unless ``flat_only``) and the flat."""
@@ -369,18 +416,11 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
     def path(segs: list[tuple[float, float, float, float]]) -> str:
         return "".join(f"M{a:.1f} {b:.1f}L{c:.1f} {d:.1f}" for a, b, c, d in segs)
 
-    # The measured bandwidth is one for every dtype: its slanted roof is drawn once, in the ink
-    # colour, and each dtype's compute roof is a flat line from its ridge point.
-    colour = {d: PALETTE[i % len(PALETTE)] for i, d in enumerate(dtypes)}
-    top_peak = max(peaks.values())
     drawn = [(segments(top_peak, bw, False)[:1], "currentColor", "")]
-    legend = [{"colour": "currentColor", "dash": False, "text": "measured memory roof (bandwidth × intensity)"}]
     for d in dtypes:
         drawn.append((segments(peaks[d], bw, True), colour[d], ""))
-        legend.append({"colour": colour[d], "dash": False, "text": f"measured compute roof, {d}"})
         if vendors[d]:
             drawn.append((segments(vendors[d].flops, vendors[d].bytes_per_s, False), colour[d], "6 4"))
-            legend.append({"colour": colour[d], "dash": True, "text": f"vendor roofline, {d}"})
     lines = [{"d": path(segs), "colour": col, "dash": dash} for segs, col, dash in drawn]
     # taken: boxes to keep labels off: every dot, the roof lines (sampled), each label as it is placed
     taken = [(x_of(p.intensity) - 5, y_of(p.flop_rate.median) - 5, x_of(p.intensity) + 5,
@@ -389,15 +429,14 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
         for a, b, c2, d2 in segs:
             taken += _segment_boxes(a, b, c2, d2, every=6)
     dot_boxes = taken[:len(dots)]
-    texts = [p.label.replace("op=", "").replace(", n=", " n=") for p in dots]
-    texts = [t if p.dtype == "float32" else f"{t} ({p.dtype})" for t, p in zip(texts, dots)]
 
     def place(order: list[int]) -> tuple[int, dict[int, tuple]]:
         """Every label placed, one dot after another in ``order``: their total score and places."""
         placed_labels: list[Box] = []
         leaders: list[Box] = []
         found = {i: _place_label(x_of(dots[i].intensity), y_of(dots[i].flop_rate.median),
-                                 len(texts[i]) * CHAR * FONT, taken, placed_labels, dot_boxes, leaders) for i in order}
+                                 len(texts[i]) * CHAR * lay.font, taken, placed_labels, dot_boxes, leaders, lay)
+                 for i in order}
         return sum(f[-1] for f in found.values()), found
 
     # A label placed early takes the free spots a crowded dot needed: of a few orders (as given,
@@ -419,11 +458,11 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
                              f"{si_range(s, 'FLOP/s')}"})
     x_ticks = [10.0 ** e for e in range(round(math.log10(x_lo)), round(math.log10(x_hi)) + 1)]
     y_ticks = [10.0 ** e for e in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1)]
-    return render("roofline.html", title=title, width=W, height=H, font=FONT, left=LEFT, right=W - RIGHT,
-                  top=TOP, bottom=BOTTOM, lines=lines, marks=marks, legend=legend,
-                  x_ticks=[{"x": f"{x_of(t):.1f}", "text": f"{t:g}"} for t in x_ticks],
-                  y_ticks=[{"y": f"{y_of(t):.1f}", "text": _flops_label(t)} for t in y_ticks],
-                  x_title_y=BOTTOM + 44, y_title_x=16, mid=(TOP + BOTTOM) / 2, caption=CAPTION.format(title=title))
+    return {"name": lay.name, "width": lay.w, "height": lay.h, "left": left, "right": right, "top": top,
+            "bottom": bottom, "lines": lines, "marks": marks,
+            "x_ticks": [{"x": f"{x_of(t):.1f}", "text": f"{t:g}"} for t in x_ticks],
+            "y_ticks": [{"y": f"{y_of(t):.1f}", "text": _flops_label(t, lay.short_ticks)} for t in y_ticks],
+            "x_title_y": bottom + 44, "y_title_x": lay.y_title_x, "mid": (top + bottom) / 2}
 
 
 # --- crossovers --------------------------------------------------------------------------

@@ -372,8 +372,9 @@ WIDE_FIGURES = """() => [...document.querySelectorAll('.bench-timeline, .bench-r
 @pytest.mark.parametrize("width", [390, 960, 1280])
 def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serve, browser, width):
     """The trace timeline and the roofline keep their text at 10 px or more at every width (on a
-    phone they scroll inside their box rather than shrink), and at a desktop's content width
-    (686 px, the narrowest with both sidebars) they fit without a scroll bar."""
+    phone the timeline scrolls inside its box rather than shrink; the roofline draws its narrow
+    layout), and at a desktop's content width (686 px, the narrowest with both sidebars) they fit
+    without a scroll bar; the roofline fits without one at every width."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     pg = context.new_page()
     figures = []
@@ -383,8 +384,43 @@ def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serv
     context.close()
     assert {"bench-timeline", "bench-roofline"} <= {c for f in figures for c in f["cls"].split()}
     assert all(f["smallest"] >= 10 for f in figures), figures
-    if width >= 960:
-        assert all(f["drawn"] <= f["box"] for f in figures), figures
+    assert all(f["drawn"] <= f["box"] for f in figures if width >= 960 or "bench-roofline" in f["cls"]), figures
+
+
+# Everything the roofline shows, each with its box on screen: the legend's entries, and in the
+# drawing that is displayed its roofs, dots and labels; the figure's box and the window's width.
+ROOFLINE_PARTS = """() => [...document.querySelectorAll('.bench-roofline')].filter(f => f.getClientRects().length)
+  .map(f => { const svg = [...f.querySelectorAll('svg.bench-svg')].filter(s => s.getClientRects().length);
+    const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const parts = sel => svg.flatMap(s => [...s.querySelectorAll(sel)]).map(box);
+    return {figure: box(f), window: document.documentElement.clientWidth, drawings: svg.length,
+            legend: [...f.querySelectorAll('.bench-roofline-legend span')].map(box),
+            roofs: parts('g[fill=none] path'), dots: parts('circle'), labels: parts('g > text')}; })"""
+
+
+def test_the_roofline_shows_its_roofs_dots_labels_and_legend_on_a_phone(built_site, serve, browser):
+    """At 390 px the roofline showed only its memory roof: the drawing kept 680 px and scrolled
+    sideways in its box, with the compute roofs, the matmul dots and the legend's end outside it.
+    Now every roof, dot, label and legend entry lies inside the figure's box and the window, with
+    no scrolling, and no two labels overlap or cover another dot."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    pg = context.new_page()
+    figures = []
+    for path in ("/how-good-is-this-number/", "/bench/fig-machine-peak/"):
+        pg.goto(serve(built_site) + path)
+        figures += pg.evaluate(ROOFLINE_PARTS)
+    context.close()
+    assert len(figures) >= 2
+    for f in figures:
+        assert f["drawings"] == 1 and f["roofs"] and f["dots"] and f["labels"] and f["legend"], f
+        left, right = max(f["figure"][0], 0), min(f["figure"][2], f["window"])
+        outside = [b for part in ("legend", "roofs", "dots", "labels") for b in f[part]
+                   if b[0] < left - 0.5 or b[2] > right + 0.5]
+        assert outside == [], (outside, f["figure"])
+        apart = lambda a, b: a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]  # noqa: E731
+        labels, dots = f["labels"], f["dots"]
+        assert all(apart(a, b) for i, a in enumerate(labels) for b in labels[i + 1:]), labels
+        assert all(apart(label, dot) for label in labels for dot in dots), (labels, dots)
 
 
 # Each scrolling box of ours (how wide it is, how wide its content scrolls, its widest table, and

@@ -107,7 +107,7 @@ def test_table_and_chart_render():
     html = roofline.placed_table(points, "synthetic")
     assert "% of measured ceiling" in html and "% of vendor peak" not in html
     drawn = str(roofline.roofline_svg(points, c, "synthetic <b>"))
-    assert drawn.count("<circle") == len(points)  # one dot a workload
+    assert drawn.count("<circle") == len(roofline.LAYOUTS) * len(points)  # one dot a workload, in each layout
     assert drawn.count('stroke-dasharray="6 4"') == 0  # cpu: no vendor roof drawn
     assert 'fill="currentColor"' in drawn and "<b>" not in drawn and "synthetic &lt;b&gt;" in drawn
 
@@ -116,7 +116,7 @@ def test_the_chart_draws_a_vendor_roof_only_where_the_device_kind_is_on_record()
     frame = _peak_frame().assign(device_kind="NVIDIA H200")
     c = roofline.ceilings(frame)
     drawn = str(roofline.roofline_svg(roofline.placed(frame, c, ["op", "n"]), c, "h200"))
-    assert drawn.count('stroke-dasharray="6 4"') == 1 and "vendor roofline, float32" in drawn
+    assert drawn.count('stroke-dasharray="6 4"') == len(roofline.LAYOUTS) and "vendor roofline, float32" in drawn
 
 
 def _copy_rows(n_runs=3):
@@ -144,7 +144,8 @@ def test_panel_section_says_when_the_machine_has_no_ceilings_and_is_empty_withou
     shown = roofline.panel_section(rows, peak, ["n"], "fig-other on m", "l")
     assert "% of measured ceiling" in shown and "<circle" not in shown  # a table; the chart is the peak figure's
     own = roofline.panel_section(peak, peak, ["op", "n"], "fig-machine-peak on m", "l", chart=True)
-    assert own.count("<circle") == 3 and "each run&#39;s rate is set against that run&#39;s ceilings" in own
+    assert own.count("<circle") == 3 * len(roofline.LAYOUTS)  # three workloads, in each layout
+    assert "each run&#39;s rate is set against that run&#39;s ceilings" in own
 
 
 def test_rows_and_ceilings_from_different_sessions_are_said_to_be():
@@ -208,3 +209,21 @@ def _end_distance(mark: str) -> float:
     cx, cy = map(float, re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', mark).groups())
     tx, ty = map(float, re.search(r'<text x="([^"]+)" y="([^"]+)"', mark).groups())
     return math.hypot(tx - cx, min(max(cy, ty - roofline.FONT + 2), ty + 1) - cy)
+
+
+def test_the_chart_is_drawn_wide_for_a_desktop_and_narrow_for_a_phone():
+    """At 390 px the one 680-unit drawing scrolled sideways in its box, so a phone showed only the
+    memory roof. Two drawings now, each placing its own labels inside its own plot: the wide one as
+    before, and a 400-unit one (y ticks as bare SI prefixes, the y title saying FLOP/s)."""
+    frame = _peak_frame()
+    c = roofline.ceilings(frame)
+    drawn = str(roofline.roofline_svg(roofline.placed(frame, c, ["op", "n"]), c, "synthetic"))
+    svgs = dict(re.findall(r'<svg class="bench-svg bench-roofline-(\w+)".*?viewBox="0 0 (\d+) \d+"', drawn))
+    assert svgs == {"wide": "680", "narrow": "400"}
+    wide, narrow = re.findall(r'<svg class="bench-svg bench-roofline.*?</svg>', drawn, re.S)
+    assert "FLOP/s</text>" in wide and re.search(r">1 G</text>", narrow) and "GFLOP/s</text>" not in narrow
+    for svg, lay in ((wide, roofline.WIDE), (narrow, roofline.NARROW)):
+        for tx, anchor, text in re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="(start|end)">([^<]+)<', svg):
+            width = len(text) * roofline.CHAR * lay.font
+            left = float(tx) if anchor == "start" else float(tx) - width
+            assert lay.left < left and left + width < lay.w - lay.right, (lay.name, text)
