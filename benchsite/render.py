@@ -42,7 +42,8 @@ def table(tab: Table, metric: str = "time") -> Markup:
         cells = ([row.label] if fig.group_by else []) + [shown(values[v]) if values.get(v) else "—"
                                                          for v in tab.variants]
         body.append(cells + ([_ratio(row.ratio)] if with_ratio else []))
-    return render("table.html", head=head, body=body)
+    return render("table.html", head=head, body=body, title=bool(fig.group_by),
+                  key=[len(head) - 1] if with_ratio else [])  # the ratio: a card puts it first
 
 
 def ranked_table(rows: pd.DataFrame, by: str, top: int, metric: metrics.Metric, source: str) -> Markup:

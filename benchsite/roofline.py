@@ -240,7 +240,8 @@ def placed_table(points: list[Placed], source: str, paired: bool = True, session
             + (" A share above 100 % of the compute roof beats no ceiling either: these runs went faster than the "
                "probe's median ceiling, measured in other processes." if not paired and any(
                    p.bound == "compute" and p.of_ceiling and p.of_ceiling.median > 1 for p in points) else ""))
-    return render("roofline_table.html", source=source, head=head, body=body, note=note)
+    return render("roofline_table.html", source=source, head=head, body=body, note=note, title=True,
+                  key=[5, 6, 7])  # bound by, % of measured ceiling, % of vendor peak
 
 
 # --- the chart ---------------------------------------------------------------------------

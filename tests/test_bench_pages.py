@@ -92,7 +92,7 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
     assert 'id="fig-demo--cpu-a"' in html and 'id="fig-demo--cpu-b"' in html  # stable tab anchors
     assert "[Link to this figure](#fig-demo)" in html
     assert "## Across machines" in html and "cpu-b vs cpu-a" in html
-    assert "<td>2.00×</td><td>a result</td>" in html
+    assert '<td data-label="ratio" data-key>2.00×</td><td data-label="verdict" data-key>a result</td>' in html
     assert html.count("Cite this result") == 2
     assert '--8<-- "' in html and ':measure"' in html
     assert "<strong>Stale</strong>: on cpu-a, the script changed after" in html and "; on cpu-b, the script" in html

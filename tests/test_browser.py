@@ -438,6 +438,7 @@ SCROLL_BOXES = """() => {
                                  inner: !!e.querySelector(':scope > .md-typeset__scrollwrap'),
                                  table: widest(e)})),
           material: material.map(w => ({box: w.clientWidth, drawn: w.scrollWidth,
+                                        cards: !!w.querySelector('table[data-cards]'),
                                         shaded: getComputedStyle(w).backgroundImage.includes('radial-gradient'),
                                         covered: [...w.querySelectorAll('table')].some(opaque)}))};
 }"""
@@ -451,7 +452,9 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
     those margins made our box 16 px wider than its width, so it scrolled and showed the shade that
     says columns are hidden where none were; and the shade on the table itself never showed, so a
     table cut off at a phone's edge did not say so. Now Material's box scrolls, shaded, with the
-    table drawn over its background transparent, and ours does not scroll around it."""
+    table drawn over its background transparent, and ours does not scroll around it. At 390 px a
+    figure table of four or more columns is one card a row (it no longer scrolls, so none is cut off
+    there: that replaces this test's old "some table is cut off at 390 px, and says so")."""
     session = next(p.parent for p in sorted((built_site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
     context = browser.new_context(viewport={"width": width, "height": 900})
     pg = context.new_page()
@@ -465,8 +468,50 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
     assert any(b["inner"] for b in ours) and material
     assert [b for b in ours if (b["inner"] or b["table"] <= b["box"]) and b["drawn"] > b["box"]] == []
     assert [b for b in material if not b["shaded"] or b["covered"]] == []
-    if width == 390:  # some table is cut off there, and says so
-        assert any(b["drawn"] > b["box"] for b in material)
+    if width == 390:  # a figure table of four or more columns is one card a row there: none is cut off
+        assert any(b["cards"] for b in material) and [b for b in material if b["cards"] and b["drawn"] > b["box"]] == []
+
+
+# Every cell of a table's key column (a ratio, a verdict, a roofline's bound and share: found by
+# its header, so that a table without the markup is checked too) on a figure, a /bench page or a
+# session page's changes: its box on screen, the window's width and how far anything scrolled.
+KEY_CELLS = """() => {
+  const key = h => /^(ratio|verdict|bound by|% of )/.test(h) || h.includes(' / ');
+  const cells = [];
+  for (const t of document.querySelectorAll('.bench-figure table, .bench-scroll table, .md-typeset__table table')) {
+    if (!t.getClientRects().length || t.closest('.bench-provenance')) continue;
+    const head = [...t.querySelectorAll('thead th')].map(h => h.textContent.trim());
+    if (head.length < 4) continue;
+    head.forEach((h, i) => { if (!key(h)) return;
+      for (const r of t.querySelectorAll('tbody tr')) { const c = r.children[i]; if (!c) continue;
+        const b = c.getBoundingClientRect(); cells.push([head.join('|').slice(0, 60), h, b.left, b.right]); } });
+  }
+  const scrolled = [...document.querySelectorAll('*')].filter(e => e.scrollLeft > 0).length + scrollX;
+  return {cells, width: document.documentElement.clientWidth, scrolled};
+}"""
+
+
+def test_every_figure_tables_key_column_is_on_a_phones_screen(built_site, serve, browser):
+    """At 390 px a figure table of four or more columns scrolled sideways with its ratio or verdict
+    (the column the table is read for) off screen. On a phone such a table is one card a row, key
+    cells first: every key cell lies within the window with nothing scrolled, on a chapter's figure
+    tables, a roofline's, a /bench figure's comparisons across sessions and a changes page's."""
+    session = next(p.parent for p in sorted((built_site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
+    paths = ["/what-the-clock-caught/", "/how-good-is-this-number/", "/timing-sharded-programs/", "/jax-upgrade/",
+             "/bench/fig-harness-vs-peers/", f"/bench/fig-harness-vs-peers/{REFERENCE}/",
+             f"/{session.relative_to(built_site).as_posix()}/"]
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    pg = context.new_page()
+    seen, off = set(), []
+    for path in paths:
+        pg.goto(serve(built_site) + path)
+        found = pg.evaluate(KEY_CELLS)
+        assert found["scrolled"] == 0, path
+        seen |= {header for _, header, _, _ in found["cells"]}
+        off += [(path, *c) for c in found["cells"] if c[2] < -0.5 or c[3] > found["width"] + 0.5]
+    context.close()
+    assert {"ratio", "verdict", "% of measured ceiling"} <= seen and any(" / " in h for h in seen), seen
+    assert off == [], off[:8]
 
 
 HISTORY_LABELS = """() => [...document.querySelectorAll('.bench-history-chart')].filter(s => s.getClientRects().length)

@@ -69,7 +69,7 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(c
     assert latest.count("<circle") == len(kept) + 1  # the history: one point a session, the latest too
     changes = html.unescape(article(tmp_path / "two" / f"bench/changes/{REFERENCE}/index.html"))
     section = changes.split(f'<h2 id="{FIG}">', 1)[1].split("</section>", 1)[0]  # this figure's part
-    moved = re.findall(r"<tr><td>([^<]*)</td>", section.split('class="bench-moved"', 1)[1])
+    moved = re.findall(r"<tr><td data-title>([^<]*)</td>", section.split('class="bench-moved"', 1)[1])
     assert moved == ["blocked at n=2048", "blocked / naive at n=2048"]  # the scaled cell, not naive
     assert 'href="changes/' + REFERENCE + '/"' in (tmp_path / "two" / "bench" / "index.html").read_text()
 

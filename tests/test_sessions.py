@@ -345,7 +345,7 @@ def pages_of(cat):
 def test_what_changed_lists_the_scaled_cell_and_not_the_others(tmp_path, docs):
     cat = two_sessions(tmp_path, where={"variant": "slow", "params": "n=16"}, by=2.0)
     html = render_page(cat, "bench/changes/cpu-a.md", docs)
-    moved = re.findall(r"<tr><td>([^<]*)</td>", html.split('class="bench-moved"', 1)[1])
+    moved = re.findall(r"<tr><td data-title>([^<]*)</td>", html.split('class="bench-moved"', 1)[1])
     assert moved == ["slow at n=16", "slow / fast at n=16"]
     assert "n=8" not in html
     assert "](changes/cpu-a.md)" in render_page(cat, "bench/index.md", docs)
