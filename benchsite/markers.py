@@ -47,6 +47,7 @@ class Context:
     # another machine's (a reader's own make bench), or with BENCH_CLAIMS=report, it is shown as not
     # holding there and listed by `make claims`, and the build goes on (benchsite/claims.py).
     claims_fatal: bool = True
+    first_line: int = 1  # the source file's line number of the Markdown's first line (after front matter)
 
 
 QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file)\s+(fig-[\w-]+)")
@@ -55,7 +56,7 @@ H1 = re.compile(r"^# \S")
 
 def expand(markdown: str, ctx: Context) -> str:
     out, in_fence, banner = [], False, whose_numbers(markdown, ctx)
-    for number, line in enumerate(markdown.split("\n"), 1):
+    for number, line in enumerate(markdown.split("\n"), ctx.first_line):
         if banner and not in_fence and H1.match(line):  # said under the page's title, once
             out.extend([line, "", banner])
             banner = ""

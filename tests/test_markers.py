@@ -1,5 +1,7 @@
 """Markers expand from data, escape what they show, and fail loudly with page:line."""
 
+import dataclasses
+
 import pytest
 
 from benchkit import results
@@ -197,3 +199,21 @@ def test_detail_marker_says_so_when_nothing_was_logged(loop_catalog):
 def test_figure_meta_line_counts_samples_when_params_are_empty(loop_catalog):
     out = expand("<!-- bench:figure fig-loops -->", ctx(loop_catalog))
     assert "3 runs (separate processes) × 2 samples" in out
+
+
+def test_a_page_with_front_matter_names_its_file_line(catalog, monkeypatch):
+    """mkdocs hands the hook the Markdown without its front matter; a marker's message still names
+    the line of the file (a chapter may carry ``search: boost``)."""
+    from types import SimpleNamespace
+
+    from conftest import load_hook
+
+    bench = load_hook("bench", monkeypatch)
+    source = "---\nsearch:\n  boost: 1.5\n---\n\n# Title\n\n<!-- bench:chart fig-demo -->\n"
+    body = source.split("---\n\n", 1)[1]
+    page = SimpleNamespace(meta={"search": {"boost": 1.5}}, file=SimpleNamespace(content_string=source))
+    first = bench._first_line(page, body)
+    assert first == 6
+    assert bench._first_line(SimpleNamespace(meta={}, file=None), source) == 1
+    with pytest.raises(MarkerError, match=r"docs/page.md:8: unknown marker bench:chart"):
+        expand(body, dataclasses.replace(ctx(catalog), first_line=first))

@@ -368,7 +368,7 @@ def _warm_direct(build: Build, config, file: DirectPage, text: str, key: str) ->
         build.catalog.trim()
 
 
-def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
+def _context(build: Build, config, src_uri: str, url: str, first_line: int = 1) -> markers.Context:
     return markers.Context(
         catalog=build.catalog,
         page=f"docs/{src_uri}",
@@ -381,14 +381,25 @@ def _context(build: Build, config, src_uri: str, url: str) -> markers.Context:
         cache=build.cache,
         markdown=build.markdown,
         claims_fatal=build.claims_fatal,
+        first_line=first_line,
     )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return _expand(BUILD[0], config, markdown, page.file.src_uri, page.url)
+    return _expand(BUILD[0], config, markdown, page.file.src_uri, page.url, _first_line(page, markdown))
 
 
-def _expand(build: Build, config, markdown: str, src_uri: str, url: str) -> str:
+def _first_line(page, markdown: str) -> int:
+    """The source file's line number of ``markdown``'s first line: mkdocs hands hooks the page
+    without its front matter (and the blank lines after it), and a marker's message names the
+    file's line."""
+    if not page.meta:
+        return 1
+    source = page.file.content_string
+    return source[:len(source) - len(markdown)].count("\n") + 1 if source.endswith(markdown) else 1
+
+
+def _expand(build: Build, config, markdown: str, src_uri: str, url: str, first_line: int = 1) -> str:
     """A page's markers expanded, from the build cache when the page, every input a marker can
     read (``_state``) and the code are what they were and the last expansion reported nothing."""
     stored = cache_dir() / "expanded" / f"{parallel.key(_state(build, config), src_uri, url, markdown)}.pkl"
@@ -399,7 +410,7 @@ def _expand(build: Build, config, markdown: str, src_uri: str, url: str) -> str:
     warnings, problems = sitesetup.Reports(), build.problems
     logging.getLogger("mkdocs").addHandler(warnings)
     try:
-        text = markers.expand(markdown, _context(build, config, src_uri, url))
+        text = markers.expand(markdown, _context(build, config, src_uri, url, first_line))
     finally:
         logging.getLogger("mkdocs").removeHandler(warnings)
     if not warnings.count and build.problems == problems:
