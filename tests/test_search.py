@@ -6,6 +6,11 @@ article's text without the elements marked ``data-search-exclude`` (generated fi
 mkdocs.yml's separator makes ``jax.`` a separator of its own, so ``jax.block_until_ready`` and
 ``x.block_until_ready()`` index the same word; a dotted query is therefore expected to find every
 page that uses the function in either spelling, which includes every page that spells it in full.
+
+Search ranks the teaching first (issue 37): each figure's code listing is marked
+``data-search-exclude`` too, so a page is found through its prose, not through a script that only
+calls the name, and for each name the chapter that explains it in prose is the first result, with a
+prose snippet (not Python source) as the first thing under it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from test_browser import browser, page, serve  # noqa: F401  (fixtures; skips wi
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 IDENTIFIERS = ["block_until_ready", "jax.block_until_ready", "jax_log_compiles", "cost_analysis"]
+# The chapter that teaches each name in prose (read from the pages, not derived from the ranking).
+TAUGHT_IN = {"block_until_ready": "/asynchronous-dispatch/", "jax.block_until_ready": "/asynchronous-dispatch/",
+             "jax_log_compiles": "/diagnosing/recompiles/", "cost_analysis": "/how-good-is-this-number/"}
 
 
 class ArticleText(HTMLParser):
@@ -91,4 +99,38 @@ def test_search_finds_every_page_that_uses_an_identifier(built_site, serve, page
     assert count == len(expected), (identifier, sorted(found), sorted(expected))
     if count <= 10:  # the first page of results lists them all
         assert found == expected
+    assert page.problems == []
+
+
+FIRST_RESULT = """() => {
+    const item = document.querySelector('.md-search-result__list > .md-search-result__item');
+    const shown = [...item.querySelectorAll('article > *')]
+        .filter(el => !el.matches('h1, h2, .md-search-result__icon, nav'));
+    const first = shown[0];
+    return {href: item.querySelector('a').href, meta: document.querySelector('.md-search-result__meta').innerText,
+            tag: first ? first.tagName : null, marked: first ? first.querySelector('mark') !== null : false,
+            text: first ? first.innerText.slice(0, 200) : null};
+}"""
+
+
+def settled_first_result(pg) -> dict:
+    """The first result once the list stops changing (each typed key sends a query of its own)."""
+    last = None
+    for _ in range(20):
+        now = pg.evaluate(FIRST_RESULT)
+        if now == last:
+            return now
+        last = now
+        pg.wait_for_timeout(250)
+    return last
+
+
+def test_search_ranks_the_chapter_that_teaches_a_name_first_with_a_prose_snippet(built_site, serve, page):  # noqa: F811
+    prose = nav_pages(built_site)
+    for identifier, chapter in TAUGHT_IN.items():
+        assert chapter in expected_pages(prose, identifier), (identifier, chapter)
+        search(page, serve(built_site), identifier)
+        first = settled_first_result(page)
+        assert urlsplit(first["href"]).path == chapter, (identifier, first)
+        assert first["tag"] == "P" and first["marked"], (identifier, first)  # prose that names it, not a <pre>
     assert page.problems == []
