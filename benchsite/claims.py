@@ -263,13 +263,31 @@ class _Direction:
     is_result: bool
 
 
+class _WholeVerdictAbsent(ast.NodeTransformer):
+    """``not result(...)`` (or ``not faster``/``not slower``) read on every run together: that a
+    verdict did not find a difference is a statement about all runs, and one run's direction
+    neither makes nor breaks it. Each such term is replaced by its value on the whole table."""
+
+    def __init__(self, env: _Env) -> None:
+        self.env = env
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        operand = node.operand
+        if (isinstance(node.op, ast.Not) and isinstance(operand, ast.Call)
+                and operand.func.id in ("result", "faster", "slower")):
+            return ast.copy_location(ast.Constant(not _eval(operand, self.env)), node)
+        return self.generic_visit(node)
+
+
 def support(tab: Table, expr: str) -> tuple[int, int] | None:
     """How many of the table's runs bear the claim out on their own, of how many: each run's own
-    table, with a verdict read as that run's direction (:class:`_OneRun`). None for a claim about
-    the spread between runs, which one run cannot have."""
+    table, with a verdict read as that run's direction (:class:`_OneRun`) and a verdict's absence
+    read on all runs together (:class:`_WholeVerdictAbsent`). None for a claim about the spread
+    between runs, which one run cannot have."""
     tree = parse(expr)
     if any(isinstance(n, ast.Call) and n.func.id in PER_RUN_SKIPS for n in ast.walk(tree)):
         return None
+    tree = ast.fix_missing_locations(_WholeVerdictAbsent(_Env(tab)).visit(tree))
     runs = sorted(tab.frame["run"].unique())
     held = 0
     for run in runs:

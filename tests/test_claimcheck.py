@@ -10,8 +10,8 @@ from benchsite.load import ResultFile, load
 from benchsite.table import Table
 
 
-def demo_table(tmp_path, slow_run0: float = 1.0) -> Table:
-    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+def demo_table(tmp_path, slow_run0: float = 1.0, runs: int = 3) -> Table:
+    path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,), runs=runs)
     frame = load(ResultFile("cpu-a", "demo", path))
     frame.loc[(frame["variant"] == "fast") & (frame["run"] == 0), "time_s"] *= slow_run0
     return Table.of(frame, demo_figure(tmp_path))
@@ -61,3 +61,11 @@ def test_the_command_names_a_missing_folder_or_machine(tmp_path, capsys):
     write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
     assert claimcheck.main(["--results", str(tmp_path / "r"), "--machine", "cpu-zz"]) == 2
     assert "no machine cpu-zz" in capsys.readouterr().err
+
+
+def test_a_verdicts_absence_is_read_on_all_runs_together(tmp_path):
+    tab = demo_table(tmp_path, runs=6)  # slow is 100x fast in every run: "a result"
+    assert claims.support(tab, 'not result("slow", "fast", n=8)') == (0, 6)
+    assert claims.support(tab, 'not faster("slow", "fast", n=8) and median("slow", n=8) > 0') == (6, 6)
+    few = demo_table(tmp_path / "b")  # three runs decide nothing: not a result, in every reading
+    assert claims.support(few, 'not result("slow", "fast", n=8)') == (3, 3)
