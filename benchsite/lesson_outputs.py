@@ -163,9 +163,9 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
             return Choice(_with_note(merge(source, executed), machine, True, notes, preferred, reference),
                           machine, True, notes, problems)
         whole.append((machine, executed))
-        notes.append(f"the copy from <code>{html.escape(machine)}</code> was executed from an earlier version "
+        notes.append(f"the run stored for <code>{html.escape(machine)}</code> was executed from an earlier version "
                      f"of the code cells (code sha256 <code>{code_digest(executed)[:12]}</code>, now "
-                     f"<code>{digest[:12]}</code>)")
+                     f"<code>{digest[:12]}</code>): <code>make lesson</code> on that machine replaces it")
     if whole:
         machine, executed = whole[0]
         stale = [f"{source_path}: no executed copy matches the notebook's code cells (sha256 {digest[:12]}); "

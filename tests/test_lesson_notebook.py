@@ -83,8 +83,8 @@ def test_make_lesson_writes_the_machines_results_and_leaves_docs_byte_identical(
     merged_code = [c for c in shown.notebook["cells"] if c["cell_type"] == "code"]
     raw = json.loads((results / written[0]).read_text())
     assert [c["outputs"] for c in merged_code] == [c["outputs"] for c in raw["cells"] if c["cell_type"] == "code"]
-    fallback = lesson_outputs.choose(NOTEBOOK, REPO / "results", preferred=machine, reference=REFERENCE)
-    assert fallback.machine == REFERENCE and any(machine in n for n in fallback.notes)
+    fallback = lesson_outputs.choose(NOTEBOOK, results, preferred="elsewhere", reference=machine)
+    assert fallback.machine == machine and any("elsewhere</code> has no executed copy" in n for n in fallback.notes)
 
 
 def test_smoke_runs_never_land_in_results_by_default() -> None:
@@ -156,6 +156,33 @@ def test_every_stored_run_names_the_machine_of_its_folder() -> None:
         label = re.search(r"^machine\s+(\S+)$", stream_text(nb), flags=re.M).group(1)
         assert label == path.parent.parent.name, path
         assert "smoke=False" in stream_text(nb), f"{path}: a smoke run in results/"
+
+
+def test_the_published_page_shows_a_run_of_todays_code_and_names_whose() -> None:
+    """The page the site publishes (the prose quotes the reference machine) shows a run of the
+    notebook's code as it is now: the reference machine's when it is current, else another
+    machine's, with the note saying the reference's run is of an earlier version."""
+    shown = lesson_outputs.choose(NOTEBOOK, REPO / "results", preferred=REFERENCE, reference=REFERENCE)
+    assert shown.current and shown.problems == [] and shown.stale == []
+    if shown.machine != REFERENCE:
+        assert any(REFERENCE in n and "earlier version" in n for n in shown.notes), shown.notes
+
+
+def current_run() -> nbformat.NotebookNode:
+    shown = lesson_outputs.choose(NOTEBOOK, REPO / "results", preferred=REFERENCE, reference=REFERENCE)
+    return nbformat.reads(lesson_outputs.dumps(shown.notebook), as_version=4)
+
+
+def test_comparisons_are_interleaved_and_judged_by_the_sites_paired_rule() -> None:
+    """Issue 37: the 'honest' comparison timed one version after the other and the prose called
+    the ratio; now alternating rounds and benchsite.stats.paired_verdict print the verdict."""
+    source = "\n".join(c.source for c in code_cells(nbformat.read(NOTEBOOK, as_version=4)))
+    assert "from benchsite.stats import paired_verdict" in (LESSONS / "lesson_kit.py").read_text()
+    assert source.count("print(judge(") == 2
+    assert "((0, 1) if r % 2 == 0 else (1, 0))" in source  # a b, b a, a b, ...
+    verdicts = re.findall(r"^(.*), interleaved: (a result|not a result yet)$", stream_text(current_run()), re.M)
+    assert [name for name, _ in verdicts] == ["old / rewrite", "layer / layer (A/A)"], verdicts
+    assert re.search(r"^  ratio \d+\.\d+x \(median of \d+ rounds\), rounds ranged", stream_text(current_run()), re.M)
 
 
 # What the prose used to say that a run on another machine contradicted (issue 37).
