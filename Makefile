@@ -57,8 +57,8 @@ bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at ti
 	$(PYTHON) bench_scripts/run.py --runs 1 --smoke --results .bench/smoke-results
 
 # The lessons run in the venv whatever PYTHON is: executing a notebook needs nbclient and ipykernel.
-lesson: $(STAMP) ## Execute the lesson notebooks, storing outputs in them (SMOKE=1: copies in .bench/)
-	$(PY) docs/lessons/execute.py $(if $(SMOKE),--smoke --out-dir .bench/smoke-lessons)
+lesson: $(STAMP) ## Execute the lesson notebooks into results/<machine>/lessons/ (docs/ untouched; SMOKE=1: copies in .bench/)
+	$(PY) docs/lessons/execute.py $(if $(SMOKE),--smoke --out-dir .bench/smoke-lessons,--results $(RESULTS))
 
 # Not --quiet: it drops warnings before --strict counts them, so a stale figure or a
 # bad CSV would pass. The INFO lines are filtered out instead; pipefail keeps the status.

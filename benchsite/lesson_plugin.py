@@ -16,9 +16,12 @@ notebook imports nbconvert at that moment, as it would otherwise have at start.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
+import os
 import sys
+from pathlib import Path
 from types import ModuleType
 
 DEFERRED = ("mkdocs_jupyter.convert", "jupytext")  # what mkdocs_jupyter.plugin imports at its top
@@ -54,6 +57,78 @@ def defer(name: str) -> ModuleType:
 for _name in DEFERRED:
     defer(_name)
 
-from mkdocs_jupyter.plugin import Plugin  # noqa: E402 - after the stand-ins are in place
+from mkdocs_jupyter.plugin import Plugin as JupyterPlugin  # noqa: E402 - after the stand-ins are in place
+
+from benchsite import cachefile, catalog, lesson_outputs  # noqa: E402
+from benchsite.cachefile import cache_dir  # noqa: E402
 
 __all__ = ["DEFERRED", "Deferred", "Plugin", "defer"]
+
+log = logging.getLogger("mkdocs.plugins.bench-notebooks")
+CODE = b"".join(Path(m.__file__).read_bytes() for m in (lesson_outputs,)) + Path(__file__).read_bytes()
+
+
+class Redirected:
+    """A page's file, but for where its source is read from (what mkdocs-jupyter converts)."""
+
+    def __init__(self, file, abs_src_path: str) -> None:
+        self._file, self.abs_src_path = file, abs_src_path
+
+    def __getattr__(self, item):
+        return getattr(self._file, item)
+
+
+class Plugin(JupyterPlugin):
+    """mkdocs-jupyter, rendering a lesson with the outputs of one machine's executed copy.
+
+    The notebook in docs/ holds source cells; ``make lesson`` stores each machine's run under
+    ``results/<machine>/lessons/`` (``benchsite/lesson_outputs.py`` chooses which the page shows
+    and writes the note that says so). The chosen notebook becomes the page's Markdown, so the
+    render cache (``docs/.hooks/render_cache.py``) keys on exactly what is converted; the render
+    converts it from a file under the build cache instead of the docs/ file. The download link
+    stays the docs/ source: the notebook a reader runs."""
+
+    def on_config(self, config):
+        extra = config.get("extra", {}).get("bench", {})
+        root = Path(config["config_file_path"]).resolve().parent
+        self.results = catalog.results_dir(extra.get("results"), root)
+        self.reference = extra.get("machine")
+        self.preferred = catalog.preferred_machine(self.results, self.reference)
+        return config
+
+    def on_page_markdown(self, markdown, page, config, files):
+        if not self.should_include(page.file):
+            return markdown
+        try:
+            chosen = lesson_outputs.choose(Path(page.file.abs_src_path), self.results, self.preferred, self.reference)
+        except lesson_outputs.Damaged as err:  # the docs/ source itself
+            log.warning(str(err))
+            return markdown
+        for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
+            log.warning(problem)
+        strict = os.environ.get("BENCH_STRICT") == "1"  # as a stale figure: the published build fails
+        for stale in chosen.stale:
+            (log.warning if strict else log.info)(stale)
+        chosen.notebook.setdefault("metadata", {})["bench_renderer"] = hashlib.sha256(CODE).hexdigest()
+        return lesson_outputs.dumps(chosen.notebook)
+
+    def on_pre_page(self, page, config, files):
+        page = super().on_pre_page(page, config, files)
+        if not self.should_include(page.file):
+            return page
+        convert = page.render  # mkdocs-jupyter's: it reads page.file.abs_src_path when it runs
+
+        def render(config, files) -> None:
+            text = page.markdown or ""
+            path = cache_dir() / "lesson" / f"{hashlib.sha256(text.encode()).hexdigest()}.ipynb"
+            if not path.is_file():
+                cachefile.store_bytes(path, text.encode())
+            original = page.file
+            page.file = Redirected(original, str(path))
+            try:
+                convert(config, files)
+            finally:
+                page.file = original
+
+        page.render = render
+        return page

@@ -223,6 +223,11 @@ def test_machine_tabs_switch(two_machine_site, serve, page):
 def test_lesson_notebook_renders_with_outputs_and_folds(built_site, serve, page):
     page.goto(serve(built_site) + "/lessons/benchmark-async-work/")
     assert page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count() > 0
+    # Whose outputs, under the title: the reference machine's stored run (results/<machine>/lessons/).
+    note = page.locator(".lesson-whose")
+    assert note.count() == 1 and note.is_visible() and REFERENCE in note.inner_text()
+    title, note_box = page.locator("h1").first.bounding_box(), note.bounding_box()
+    assert note_box["y"] > title["y"] and note_box["y"] < title["y"] + 400, (title, note_box)
     fold = page.locator("details").first
     assert fold.get_attribute("open") is None
     fold.locator("summary").click()

@@ -97,3 +97,13 @@ def test_first_error_points_at_the_cell() -> None:
     nb = new_notebook(cells=[new_code_cell("x = 1"), bad])
     assert first_error(nb) == (2, "ZeroDivisionError: division by zero")
     assert first_error(new_notebook())[0] == 0
+
+
+def test_judge_prints_the_sites_paired_verdict_with_the_ratio_and_its_spread():
+    faster = lesson_kit.judge("a / b", [2.0, 2.1, 1.9, 2.0, 2.05], [1.0, 1.0, 1.0, 1.01, 0.99])
+    first, ratio, rule = faster.split("\n")
+    assert first == "a / b: a result"
+    assert ratio.startswith("  ratio 2.000x (median of 5 rounds), rounds ranged 1.900x .. 2.100x")
+    assert rule.startswith("  the rule (its runs are these rounds): median per-run ratio 2")
+    same = lesson_kit.judge("a / a", [1.0, 1.01, 0.99, 1.0, 1.02], [1.01, 1.0, 1.0, 0.99, 1.0])
+    assert same.split("\n")[0] == "a / a: not a result yet"

@@ -16,7 +16,9 @@ from conftest import REPO
 
 WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
 LESSON = "lessons/benchmark-async-work/index.html"
-LESSON_BUDGET = 600 * 1024  # bytes: the issue's ceiling for the lesson page <!-- typed-number: a budget -->
+# bytes: issue 18's ceiling was 600 KiB (the page was pruned to 588 KiB, then grew to 596 KiB); issue 37
+# added the interleaved comparison, its A/A twin and the whose-numbers note (about 7 KiB over)
+LESSON_BUDGET = 640 * 1024  # <!-- typed-number: a budget -->
 
 
 def test_site_url_and_repo_url_are_set_in_one_place_and_overridable(monkeypatch):

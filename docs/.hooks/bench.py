@@ -47,6 +47,7 @@ from benchsite import cachefile, history, load, markers, pages, parallel, roofli
 from benchsite import catalog as _catalog
 from benchsite.buildcache import BuildCache
 from benchsite.cachefile import cache_dir
+from benchsite.lesson_outputs import executed_copies
 
 log = logging.getLogger("mkdocs.plugins.bench")
 
@@ -431,6 +432,8 @@ def _state(build: Build, config) -> str:
             for machine in cat.machines(fig_id):
                 h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
         for _, path in layout.published_files(cat.results):  # every results and side file:
+            h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
+        for path in executed_copies(cat.results):  # the lesson page shows one of them
             h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
         for where, found in sorted(cat.kept_files().items()):  # a timeline, a trace
             for sid, pair in sorted(found.items()):

@@ -147,6 +147,22 @@ def report_chart(first_calls: Sequence[Mapping[str, float]], warm_s: Sequence[fl
     return buf.getvalue()
 
 
+def judge(label: str, a_rounds: Sequence[float], b_rounds: Sequence[float]) -> str:
+    """The site's paired verdict on a / b over rounds that paired them (``benchsite.stats``'s
+    ``paired_verdict``, the rule of the page "How a verdict is decided"; its runs are the rounds),
+    with the ratio and its spread: three lines to print."""
+    import numpy as np
+
+    from benchsite.stats import paired_verdict
+
+    verdict = paired_verdict(np.asarray(a_rounds, float), np.asarray(b_rounds, float))
+    ratios = [a / b for a, b in zip(a_rounds, b_rounds, strict=True)]
+    return (f"{label}: {verdict.text}\n"
+            f"  ratio {verdict.ratio:.3f}x (median of {len(ratios)} rounds), "
+            f"rounds ranged {min(ratios):.3f}x .. {max(ratios):.3f}x\n"
+            f"  the rule (its runs are these rounds): {verdict.reason}")
+
+
 def ranges_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     """Whether two closed ranges ``(low, high)`` share any point."""
     return a[0] <= b[1] and b[0] <= a[1]

@@ -1,0 +1,172 @@
+"""Which machine's executed lesson the page shows (benchsite/lesson_outputs.py), and what the
+plugin logs about it: the machine the prose quotes, else the reference, else any other; only a
+run of today's code cells; a damaged copy is a message naming the file, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from benchsite import lesson_outputs as lo
+from benchsite.lesson_plugin import Plugin
+
+NAME = "lesson.ipynb"
+
+
+def notebook(code: list[str], prose: str = "# Title", outputs: str | None = None) -> dict:
+    cells = [{"cell_type": "markdown", "id": "t", "metadata": {}, "source": prose}]
+    for i, src in enumerate(code, start=1):
+        out = [] if outputs is None else [{"name": "stdout", "output_type": "stream", "text": f"{outputs} {i}\n"}]
+        cells.append({"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": src,
+                      "execution_count": i if outputs is not None else None, "outputs": out})
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def write(path: Path, nb: dict | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nb if isinstance(nb, str) else json.dumps(nb))
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path):
+    source = write(tmp_path / "docs" / "lessons" / NAME, notebook(["a = 1", "print(a)"]))
+    results = tmp_path / "results"
+    return SimpleNamespace(source=source, results=results,
+                           put=lambda machine, nb: write(lo.executed_path(results, machine, NAME), nb))
+
+
+def outputs(choice: lo.Choice) -> list[str]:
+    return [o["text"] for c in choice.notebook["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+
+
+def note(choice: lo.Choice) -> str:
+    title = choice.notebook["cells"][0]["source"]
+    assert title.startswith("# ") and lo.NOTE_CLASS in title.split("\n")[2]  # right under the title
+    return title
+
+
+def test_the_machine_the_prose_quotes_comes_first(tree):
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    tree.put("mine", notebook(["a = 1", "print(a)"], outputs="mine"))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert (shown.machine, shown.current, shown.problems, shown.stale) == ("mine", True, [], [])
+    assert outputs(shown) == ["mine 1\n", "mine 2\n"]
+    assert "<code>mine</code>" in note(shown) and "measured locally" in note(shown)
+
+
+def test_without_a_local_run_the_reference_machines_is_shown_and_the_note_says_why(tree):
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "ref" and outputs(shown) == ["ref 1\n", "ref 2\n"]
+    assert "reference machine" in note(shown) and "<code>mine</code> has no executed copy" in note(shown)
+
+
+def test_a_prose_edit_keeps_a_run_current_and_the_page_shows_todays_prose(tree):
+    tree.put("ref", notebook(["a = 1", "print(a)"], prose="# Old title", outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="ref", reference="ref")
+    assert shown.current and shown.notebook["cells"][0]["source"].startswith("# Title\n")
+
+
+def test_a_run_of_older_code_gives_way_to_a_current_one_elsewhere(tree):
+    tree.put("ref", notebook(["a = 0", "print(a)"], outputs="ref"))
+    tree.put("other", notebook(["a = 1", "print(a)"], outputs="other"))
+    shown = lo.choose(tree.source, tree.results, preferred="ref", reference="ref")
+    assert (shown.machine, shown.current, shown.stale) == ("other", True, [])
+    assert "contributed machine" in note(shown) and "earlier version of the code cells" in note(shown)
+
+
+def test_only_older_code_is_shown_as_it_ran_and_said_so(tree):
+    tree.put("ref", notebook(["a = 0", "print(a)"], outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="ref", reference="ref")
+    assert (shown.machine, shown.current, shown.problems) == ("ref", False, [])
+    assert shown.stale and "make lesson" in shown.stale[0]
+    code = [c["source"] for c in shown.notebook["cells"] if c["cell_type"] == "code"]
+    assert code == ["a = 0", "print(a)"]  # the code those outputs came from, not today's
+    assert "earlier version of this notebook" in note(shown) and "admonition warning" in note(shown)
+
+
+@pytest.mark.parametrize("damage, why", [
+    ("{ not json", "not a readable notebook"),
+    ('{"cells": 3}', "not a notebook"),
+    (json.dumps(notebook(["a = 1", "print(a)"])), "cell 2 was not executed"),
+])
+def test_a_damaged_copy_is_named_and_skipped(tree, damage, why):
+    path = tree.put("mine", damage)
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "ref"
+    assert len(shown.problems) == 1 and shown.problems[0].startswith(f"{path}: {why}")
+    assert f"results/mine/lessons/{NAME}: {why}" in note(shown)
+    assert str(tree.results) not in note(shown), "a host path on the page"
+
+
+def test_an_error_output_makes_a_copy_damaged(tree):
+    nb = notebook(["a = 1", "print(a)"], outputs="x")
+    nb["cells"][2]["outputs"] = [{"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero",
+                                  "traceback": []}]
+    path = tree.put("ref", nb)
+    shown = lo.choose(tree.source, tree.results, preferred="ref", reference="ref")
+    assert shown.machine is None
+    assert shown.problems[0] == f"{path}: cell 3 recorded an error: ZeroDivisionError: division by zero"
+
+
+def test_no_copy_at_all_shows_the_source_without_outputs_and_says_so(tree):
+    shown = lo.choose(tree.source, tree.results, preferred="ref", reference="ref")
+    assert shown.machine is None and outputs(shown) == []
+    assert shown.problems and str(tree.source) in shown.problems[0]
+    assert "No outputs" in note(shown)
+
+
+def test_merge_refuses_different_code():
+    with pytest.raises(ValueError, match="code cells differ"):
+        lo.merge(notebook(["a = 1"]), notebook(["a = 2"], outputs="x"))
+
+
+def plugin_for(tree) -> Plugin:
+    plugin = Plugin()
+    plugin.load_config({"include": ["lessons/*.ipynb"], "ignore": ["*.md"], "execute": False})
+    plugin.results, plugin.reference, plugin.preferred = tree.results, "ref", "ref"
+    return plugin
+
+
+def page_for(tree):
+    return SimpleNamespace(file=SimpleNamespace(abs_src_path=str(tree.source), src_uri=f"lessons/{NAME}"))
+
+
+def test_the_plugin_renders_the_chosen_notebook_and_logs_a_damaged_copy_as_a_warning(tree, caplog):
+    tree.put("ref", "{ not json")
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.bench-notebooks"):
+        text = plugin_for(tree).on_page_markdown("", page_for(tree), {}, None)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("results/ref/lessons/lesson.ipynb: not a readable notebook" in w for w in warnings), warnings
+    assert lo.NOTE_CLASS in json.loads(text)["cells"][0]["source"]
+
+
+@pytest.mark.parametrize("strict, level", [("1", logging.WARNING), ("", logging.INFO)])
+def test_older_code_only_fails_a_strict_build_as_a_stale_figure_does(tree, caplog, monkeypatch, strict, level):
+    monkeypatch.setenv("BENCH_STRICT", strict)
+    tree.put("ref", notebook(["a = 0", "print(a)"], outputs="ref"))
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.bench-notebooks"):
+        plugin_for(tree).on_page_markdown("", page_for(tree), {}, None)
+    found = [r for r in caplog.records if "no executed copy matches" in r.getMessage()]
+    assert [r.levelno for r in found] == [level]
+
+
+def test_the_plugin_quotes_the_machine_the_chapters_quote(tree, monkeypatch):
+    """catalog.preferred_machine: BENCH_MACHINE, else the last local make bench, else the site's machine."""
+    (tree.results / "mine").mkdir(parents=True)
+    config = {"config_file_path": str(tree.results.parent / "mkdocs.yml"),
+              "extra": {"bench": {"results": str(tree.results), "machine": "ref"}}}
+    monkeypatch.delenv("BENCH_MACHINE", raising=False)
+    monkeypatch.delenv("BENCH_RESULTS", raising=False)
+    plugin = Plugin()
+    plugin.on_config(config)
+    assert (plugin.preferred, plugin.reference) == ("ref", "ref")
+    write(tree.results.parent / ".bench" / "last_machine", "mine")
+    plugin.on_config(config)
+    assert (plugin.preferred, plugin.reference) == ("mine", "ref")
