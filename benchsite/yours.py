@@ -12,6 +12,7 @@ session-wide disturbance: round r of every figure runs one after the other).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,8 +83,17 @@ def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:
     return out
 
 
+HEADING = re.compile(r"^@@HEADING (\S+) (.+)@@$", re.M)
+
+
 def section(ctx) -> str:
-    """The page's body: what a local run measured, against the reference, or how to get one."""
+    """The page's body: what a local run measured, against the reference, or how to get one; its
+    section headings are Markdown (so the page's table of contents lists them), the rest HTML."""
+    html = _section(ctx)
+    return HEADING.sub(lambda m: f"\n## {m.group(2)} {{ #{m.group(1)} }}\n", html)
+
+
+def _section(ctx) -> str:
     cat: Catalog = ctx.catalog
     here = cat.preferred if cat.role(cat.preferred or "") == "measured here" else None
     ref = cat.declared
