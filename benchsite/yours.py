@@ -6,8 +6,8 @@ Everything is read from the table models (``Catalog.table``) and the comparison 
 machine pages use (``pages.comparison_cells``); the claims come from ``claimcheck``, the same
 evaluation ``make claims`` prints. Health is what the results record per run: the load average
 when each run's process started (``load_avg_1m``, over ``cpu_count``), the run-to-run range of
-each cell, and the runs whose median lies far from the others in several figures at once (a
-session-wide disturbance: round r of every figure runs one after the other).
+each cell, and the runs whose cells lie, at their median, far from the other runs' in several
+figures at once (a session-wide disturbance: round r of every figure runs one after the other).
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ from . import claimcheck, stats, urls
 from .catalog import Catalog, Unavailable
 from .html import render as template
 
-OUTLYING_RUN = 1.5  # a run whose median is this far (either way) from the median of the runs
-NOISY_LOAD = 0.5  # median load average per core above this: other work shared the machine
-NOISY_RUNS = 3  # an outlying run index in this many figures or more: a session-wide disturbance
+OUTLYING_RUN = 1.5  # a run whose cells sit, at their median, this far (either way) from the other runs
+# The session itself keeps about one process busy, so on a quiet machine the load at a run's start
+# is about one core's worth (0.79 per core at the median on the 2-core reference); above one per core,
+# other work shared the machine.
+NOISY_LOAD = 1.0
+NOISY_RUNS = 0.25  # a run outlying in this share of the figures or more: a session-wide disturbance
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,12 @@ class Health:
 
     @property
     def noisy(self) -> bool:
-        return self.load_median > NOISY_LOAD or any(len(f) >= NOISY_RUNS for f in self.outlying.values())
+        return self.load_median > NOISY_LOAD or bool(self.disturbed)
+
+    @property
+    def disturbed(self) -> dict[int, list[str]]:
+        """The runs outlying in so many figures that the whole machine was disturbed then."""
+        return {run: figs for run, figs in self.outlying.items() if len(figs) >= NOISY_RUNS * self.figures}
 
 
 def health(cat: Catalog, machine: str) -> Health | None:
@@ -50,17 +58,20 @@ def health(cat: Catalog, machine: str) -> Health | None:
         per_run = tab.frame.groupby("run").first()
         cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
         loads.extend((per_run["load_avg_1m"].astype(float) / cores).dropna().tolist())
-        far = set()
+        off: dict[int, list[float]] = {}  # run -> its median over each cell's median of runs, per cell
         for row in tab.rows:
             for variant, summary in row.cells.items():
                 if summary.range_frac > widest[1]:
                     widest = (f"{fig_id} {variant}{' at ' + row.label if row.label else ''}", summary.range_frac)
                 runs = row.run_medians[variant].dropna()
                 centre = float(runs.median())
-                if centre > 0:
-                    far |= {int(r) for r, v in runs.items() if max(v / centre, centre / v) > OUTLYING_RUN}
-        for run in far:
-            outlying.setdefault(run, []).append(fig_id)
+                for run, value in runs.items():
+                    if centre > 0 and value > 0:
+                        off.setdefault(int(run), []).append(value / centre)
+        for run, ratios in off.items():  # the run as a whole, not one noisy cell of it
+            typical = float(np.median(ratios))
+            if max(typical, 1 / typical) > OUTLYING_RUN:
+                outlying.setdefault(run, []).append(fig_id)
     if not figures:
         return None
     return Health(figures, float(np.median(loads)) if loads else float("nan"), max(loads, default=float("nan")),

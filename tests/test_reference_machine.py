@@ -60,3 +60,25 @@ def test_the_banner_under_the_title_names_the_machine_and_its_role(tmp_path):
 def test_without_a_declared_machine_every_machine_counts_as_the_reference(tmp_path):
     cat = two_machines(tmp_path, declared=None)
     assert cat.is_reference("cpu-mine") and cat.role("cpu-mine") == "" and cat.reference("fig-demo") == "cpu-mine"
+
+
+def test_session_health_names_a_run_that_disturbed_every_figure_and_a_busy_machine(tmp_path):
+    from benchkit import results
+    from benchsite import yours
+    from test_results import make_row
+
+    def machine(name: str, load: float, slow_run: int | None) -> None:
+        for stem in ("demo", "other"):
+            rows = [make_row(run=r, sample=s, variant=v, params="n=8", machine=name, figure_id=f"fig-{stem}",
+                             script_path=f"bench_scripts/{stem}.py", load_avg_1m=load,
+                             time_s=t * (3.0 if r == slow_run else 1.0 + 0.01 * r))
+                    for r in range(6) for s in range(4) for v, t in (("fast", 1e-5), ("slow", 1e-3))]
+            results.write_atomic(tmp_path / "r" / name / f"{stem}.csv", results.to_csv_text(rows))
+
+    machine("cpu-quiet", 1.2, None)  # the session's own process on 2 cores: 0.6 per core
+    machine("cpu-busy", 4.0, 2)
+    figs = {f"fig-{stem}": demo_figure(tmp_path, id=f"fig-{stem}", stem=stem) for stem in ("demo", "other")}
+    cat = Catalog.build(tmp_path / "r", figs)
+    quiet, busy = yours.health(cat, "cpu-quiet"), yours.health(cat, "cpu-busy")
+    assert (quiet.figures, quiet.load_median, quiet.disturbed, quiet.noisy) == (2, 0.6, {}, False)
+    assert busy.load_median == 2.0 and busy.disturbed == {2: ["fig-demo", "fig-other"]} and busy.noisy
