@@ -236,6 +236,10 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
         f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
         f"url       {url}",
+        # A session a reader's own make bench measured is on no published site until its folder is merged.
+        f"status    measured here by make bench, not published: this page exists in your build only, "
+        f"until results/{s.machine}/ is merged and the site rebuilt"
+        if ctx.catalog.role(s.machine) == "measured here" else "",
     ]
     python = s.values("python_version")
     repo = urls.public_base(ctx.repo_url)
@@ -303,7 +307,7 @@ def session_marker(args: list[str], ctx: Context) -> str:
     s = hist.get(sid)
     if s is None:
         raise ValueError(f"no session {sid} of {fig.id} on {machine}")
-    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/")))
+    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/"), ctx.catalog.role(machine)))
     body = cached("session-page", key, lambda: session_panel(fig, s, ctx) + "\n"
                   + str(template("cite.html", open=True, **cite(fig, s, ctx))))
     return intro + ctx.cache.html_block(body)

@@ -86,7 +86,9 @@ def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:
     for fig_id in sorted(cat.figures):
         if (fig_id, machine) not in cat.frames or (fig_id, ref) not in cat.frames:
             continue
-        found = pages.comparison_cells(cat, cat.figures[fig_id], machine, ref)
+        # Time cells only: a ratio row (first call / steady, completed / dispatch) going down is not
+        # this machine being faster, and its verdicts stay on the figure's own comparison.
+        found = [c for c in pages.comparison_cells(cat, cat.figures[fig_id], machine, ref) if not c.is_ratio]
         decided = [c for c in found if c.verdict == stats.RESULT]
         out.append({"fig": fig_id, "cells": len(found), "faster": sum(c.ratio < 1 for c in decided),
                     "slower": sum(c.ratio > 1 for c in decided), "open": len(found) - len(decided),

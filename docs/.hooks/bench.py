@@ -617,7 +617,7 @@ class _Writer:
         kept = cat.kept(machine, fig.stem)
         h = hashlib.sha256(self.code)
         ref = cat.reference(fig.id)
-        for value in (repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine,
+        for value in (repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine, cat.role(machine),
                       digest(fig.id, machine), ref, digest(fig.id, ref), digest(roofline.CEILING_FIGURE, machine)):
             h.update(f"{value}\0".encode())
         for sid, pair in sorted(kept.items()):
