@@ -19,7 +19,7 @@ both equal the message), so the bandwidth table is the achieved bus bandwidth.
 FIGURE = {
     "title": "What a collective costs: latency floor and bandwidth, across processes and within one",
     "caption": (
-        "<!-- bench:claim fig-collective-cost growth(\"psum-2proc\") > 3 -->A small all-reduce costs a floor "
+        "<!-- bench:claim fig-collective-cost growth(\"psum-2proc\") > 2 -->A small all-reduce costs a floor "
         "that barely depends on its size; the time grows with the message only at the large end"
         "<!-- /bench:claim -->, so a small collective is all latency and the bandwidth it achieves says "
         "nothing about the link. The ratio column compares the two placements (devices in different "

@@ -16,9 +16,11 @@ two; ``blocked-each-step`` pays for both in turn.
 FIGURE = {
     "title": "Overlapping host batch preparation with device compute",
     "caption": (
-        "<!-- bench:claim fig-host-device-overlap faster('overlapped', 'blocked-each-step') -->Preparing the next batch while the device works on the current one made each step cheaper than doing the two in turn<!-- /bench:claim -->: "  # noqa: E501
-        "the loop that waits every step pays for the host and the device one after the other, the "
-        "overlapped loop pays for them at the same time. On a CPU backend both sides share the same "
+        "Preparing the next batch while the device works on the current one can make each step cheaper "
+        "than doing the two in turn: the loop that waits every step pays for the host and the device "
+        "one after the other, <!-- bench:claim fig-host-device-overlap slower('blocked-each-step', 'host-only') and slower('blocked-each-step', 'device-only') -->a result slower here than either side alone<!-- /bench:claim -->, "  # noqa: E501
+        "and the overlapped loop pays for them at the same time, so whether it pays off is the ratio "
+        "column's verdict. On a CPU backend both sides share the same "
         "cores, and <!-- bench:claim fig-host-device-overlap median('overlapped') > median('host-only') and median('overlapped') > median('device-only') -->the overlap here is partial: an overlapped step took longer than either side alone<!-- /bench:claim -->."  # noqa: E501
     ),
     "chapter": "asynchronous-dispatch.md",

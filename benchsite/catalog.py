@@ -25,7 +25,7 @@ from .cachefile import cached, file_digest
 from .figures import Figure, all_figures
 from .headline import Headline
 from .load import ResultFile, ResultsError, known, load
-from .staleness import CodeHash, stale_reason
+from .staleness import CodeHash, caption_aliases, stale_reason
 from .table import Table, distinct_texts, run_days
 from .urls import machine_slug
 
@@ -295,7 +295,9 @@ class Catalog:
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
         if fig_id not in self._sha:
-            self._sha[fig_id] = CodeHash(sha256_file(self.figures[fig_id].script), self.harness_sha)
+            fig = self.figures[fig_id]
+            sha = sha256_file(fig.script)
+            self._sha[fig_id] = CodeHash(sha, self.harness_sha, caption_aliases(fig.script_rel, sha))
         return self._sha[fig_id]
 
     @property

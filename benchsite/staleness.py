@@ -2,19 +2,45 @@
 
 A figure's numbers depend on its script and on the harness; each results row
 records the sha256 of both as they were when it was measured.
+
+One exception, declared and tested: an edit to a script's FIGURE caption (its words and
+the claims in them) changes the file's hash but not what it measures. ``caption_edits.csv``
+lists such edits, one row each (the script, the sha256 its results recorded, the sha256 after
+the edit, and why); results recorded with the first count as current for the second.
+``tests/test_caption_edits.py`` checks every row against git history: the two versions of the
+script differ in the caption alone.
 """
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
+
+
+CAPTION_EDITS = Path(__file__).with_name("caption_edits.csv")
 
 
 @dataclass(frozen=True)
 class CodeHash:
     script: str
     harness: str
+    script_aliases: frozenset[str] = frozenset()  # earlier hashes of the script, its caption edited since
+
+
+def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS) -> frozenset[str]:
+    """The script hashes that differ from ``current`` only by caption edits (followed back through
+    several edits), from the ledger."""
+    with ledger.open(newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["script"] == script_rel]
+    found, frontier = set(), {current}
+    while frontier:
+        older = {r["measured_sha256"] for r in rows if r["current_sha256"] in frontier} - found
+        found |= older
+        frontier = older
+    return frozenset(found)
 
 
 def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
@@ -22,8 +48,8 @@ def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
     from before the harness was hashed (schema 1: ``unknown``) counts as stale."""
     if set(frame["harness_sha256"]) == {"unknown"}:
         return "these results are in results format 1, which recorded no harness hash"
-    changed = [what for what, col, now in (("script", "script_sha256", current.script),
-                                           ("harness", "harness_sha256", current.harness))
-               if set(frame[col]) != {now}]
+    changed = [what for what, col, now in (("script", "script_sha256", {current.script, *current.script_aliases}),
+                                           ("harness", "harness_sha256", {current.harness}))
+               if not set(frame[col]) <= now]
     return (" and ".join(f"the {w}" for w in changed) + " changed after these results were recorded"
             if changed else "")

@@ -73,12 +73,7 @@ def test_a_verdicts_absence_is_read_on_all_runs_together(tmp_path):
     assert claims.support(few, 'not result("slow", "fast", n=8)') == (3, 3)
 
 
-# Caption claims live in the figure scripts: a bound tightened there changes the script's hash and
-# marks the figure stale until it is measured again on the reference machine (staleness.py).
-CAPTIONS_AWAITING_A_RUN = {"bench_scripts/implicit_sync.py", "bench_scripts/pytree_block.py"}
-
-
-def test_every_chapter_claim_is_borne_out_by_every_run_of_the_reference():
+def test_every_claim_is_borne_out_by_every_run_of_the_reference():
     """Issue 37: a claim that holds in only some runs is a sentence about noise. A claim that
     compares raw numbers must hold in each run alone; one that rests on a verdict (faster,
     slower, result) is decided by the paired rule, which already weighs the runs."""
@@ -93,4 +88,4 @@ def test_every_chapter_claim_is_borne_out_by_every_run_of_the_reference():
         by_verdict = bool(calls & {"faster", "slower", "result"})
         if c.support and c.support[0] < c.support[1] and not by_verdict:
             weak.append((c.found.where, c.support, c.found.words[:60]))
-    assert [w for w in weak if w[0].split(":")[0] not in CAPTIONS_AWAITING_A_RUN] == [], weak
+    assert weak == []

@@ -1,0 +1,67 @@
+"""A caption edit is not a code change (benchsite/caption_edits.csv, staleness.py): each declared
+edit is checked against git history, so the ledger cannot excuse an edit to what a script measures."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import subprocess
+
+import pandas as pd
+import pytest
+
+from benchsite.staleness import CAPTION_EDITS, CodeHash, caption_aliases, stale_reason
+from conftest import REPO
+
+
+def _versions(script: str) -> dict[str, bytes]:
+    """sha256 -> bytes of every committed version of ``script``, and of the working tree's."""
+    commits = subprocess.run(["git", "log", "--format=%H", "--", script], cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout.split()
+    out = {}
+    for commit in commits:
+        data = subprocess.run(["git", "show", f"{commit}:{script}"], cwd=REPO, capture_output=True).stdout
+        out[hashlib.sha256(data).hexdigest()] = data
+    data = (REPO / script).read_bytes()
+    out[hashlib.sha256(data).hexdigest()] = data
+    return out
+
+
+def _split(source: bytes) -> tuple[str, dict, str]:
+    """The text before and after the ``FIGURE = {...}`` assignment, and its dict without the caption."""
+    text = source.decode("utf-8")
+    node = next(n for n in ast.parse(text).body
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FIGURE")
+    lines = text.split("\n")
+    figure = ast.literal_eval(node.value)
+    figure.pop("caption", None)
+    return "\n".join(lines[:node.lineno - 1]), figure, "\n".join(lines[node.end_lineno:])
+
+
+def ledger() -> list[dict]:
+    with CAPTION_EDITS.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("row", ledger(), ids=lambda r: r["script"])
+def test_each_declared_caption_edit_changed_the_caption_alone(row):
+    found = _versions(row["script"])
+    if row["measured_sha256"] not in found:
+        pytest.fail(f"{row['script']}: no version in git history has sha256 {row['measured_sha256']}")
+    assert row["current_sha256"] in found, row
+    assert _split(found[row["measured_sha256"]]) == _split(found[row["current_sha256"]]), row["script"]
+    assert row["why"].strip()
+
+
+def test_results_of_the_earlier_script_are_current_only_through_the_ledger(tmp_path):
+    ledger_file = tmp_path / "edits.csv"
+    ledger_file.write_text("script,measured_sha256,current_sha256,why\n"
+                           "bench_scripts/x.py,aaa,bbb,caption\nbench_scripts/x.py,bbb,ccc,caption again\n"
+                           "bench_scripts/y.py,zzz,ccc,another script\n")
+    aliases = caption_aliases("bench_scripts/x.py", "ccc", ledger_file)
+    assert aliases == {"aaa", "bbb"}
+    frame = pd.DataFrame({"script_sha256": ["aaa", "aaa"], "harness_sha256": ["h", "h"]})
+    assert stale_reason(frame, CodeHash("ccc", "h", aliases)) == ""
+    assert stale_reason(frame, CodeHash("ccc", "h")) == "the script changed after these results were recorded"
+    assert "harness" in stale_reason(frame, CodeHash("ccc", "h2", aliases))
