@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 
-
 CAPTION_EDITS = Path(__file__).with_name("caption_edits.csv")
 
 
