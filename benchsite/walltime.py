@@ -95,7 +95,9 @@ def table(frames: dict[str, pd.DataFrame], link) -> str:
     paragraphs = ["\n".join(rows),
                   f"Whole suite, estimated as each figure's median gap times its runs, summed over "
                   f"{fmt.count(len(known), 'figure')}: **{seconds(total)}** "
-                  "(executing the lesson and building the site come on top)."]
+                  "(executing the lesson and building the site come on top). A median leaves out the "
+                  "slow runs, so on a busy machine this reads low: where a session below holds every "
+                  "figure, its span is the time a whole session took."]
     for sid, n_figs, n_runs, span in session_spans(frames):
         paragraphs.append(f"Session `{fmt.esc(sid)}`: {fmt.count(n_figs, 'figure')}, "
                           f"{fmt.count(n_runs, 'run')} kept, {seconds(span)} from its start to its "
