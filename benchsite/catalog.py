@@ -187,6 +187,18 @@ class Catalog:
         machine declared, every machine counts as one (a site of its own results only)."""
         return self.declared is None or machine == self.declared
 
+    def data_commit(self, fig_id: str, machine: str) -> tuple[str, str] | None:
+        """(path in the repository, commit) of the results file as committed, or None when it is
+        not committed as it is (``gitdata``: a local run, a folder outside the checkout, no git)."""
+        from . import gitdata
+
+        commits = self.memo(("data-commits",), lambda: gitdata.data_commits(self.bench_dir.parent, self.results))
+        try:
+            rel = self.csv_path(fig_id, machine).resolve().relative_to(self.bench_dir.parent.resolve()).as_posix()
+        except ValueError:
+            return None
+        return (rel, commits[rel]) if rel in commits else None
+
     def role(self, machine: str) -> str:
         """What a machine is to this build: "reference" (the declared machine), "measured here" (the
         machine a local run asked the prose to quote), or "" (a contributed folder)."""

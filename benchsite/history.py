@@ -210,10 +210,11 @@ def address(ctx: Context, path: str) -> tuple[str, str]:
     return (url, url) if url else (ctx.link(path), f"{NO_ADDRESS}/{path}")
 
 
-def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str = "") -> dict:
+def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str = "", data_url: str = "") -> dict:
     """What to paste into a review, for one session: the template's fields (``cite.html``).
-    ``download``: the site's link to the latest results file (the machine page's block only: a
-    session's own page must not change when a later session replaces that file)."""
+    ``download``: the site's link to the latest results file, and ``data_url`` the file in the
+    repository at the commit that holds it (the machine page's block only: a session's own page
+    must not change when a later session replaces that file)."""
     head = s.table.headline
     first = s.frame.iloc[0]
     href, url = address(ctx, session_path(fig.id, s.machine, s.id))
@@ -233,6 +234,7 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"measured  {s.date} (UTC), session {s.id}",
         f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
         f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else ""),
+        f"data      {data_url} (every sample)" if data_url else
         f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
         f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
         f"url       {url}",
@@ -254,7 +256,7 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
     short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
     return {"text": "\n".join(line for line in lines if line), "url": url, "href": href,
-            "public": url == href, "commits": commits, "repo": repo, "download": download,
+            "public": url == href, "commits": commits, "repo": repo, "download": download, "data_url": data_url,
             "reproduce": reproduce, "markdown": snippet}
 
 

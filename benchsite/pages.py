@@ -216,9 +216,11 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     tab = ctx.catalog.table(fig.id, machine)
     state = f"STALE: {tab.stale}" if tab.stale else "current"
     download = ctx.link(layout.site_path(machine, fig.stem))
+    committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
+    data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
     session = latest_session(fig, machine, ctx)
     if session is not None:
-        return history.cite(fig, session, ctx, state, download=download)
+        return history.cite(fig, session, ctx, state, download=download, data_url=data_url)
     href, url = history.address(ctx, machine_path(fig.id, machine))
     text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
     return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],

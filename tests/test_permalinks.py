@@ -1,10 +1,12 @@
 """Session permalinks through real `mkdocs build`s: immutable when sessions and machines are
 added, a damaged kept session refused with file:line, history on every figure page."""
 
+import functools
 import gzip
 import html
 import re
 import shutil
+import subprocess
 
 import pytest
 from test_sessions import keep_as, rewrite
@@ -160,3 +162,40 @@ def test_a_damaged_kept_session_is_an_error_box_and_nothing_else_is_affected(dam
     assert 'class="bench-error"' not in (out / "asynchronous-dispatch" / "index.html").read_text()
     other = out / "bench" / "fig-dispatch-vs-completion" / REFERENCE / "index.html"
     assert 'class="bench-error"' not in other.read_text()
+
+
+def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it(tmp_path):
+    """Issue 37: a link to the data at its commit. The rows' git_commit is the code's (the file is
+    committed after it is measured), so the link names the last commit that changed the file."""
+    rel = f"results/{REFERENCE}/{STEM}.csv"
+    sha = subprocess.run(["git", "log", "-1", "--format=%H", "--", rel], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "--", rel], cwd=REPO, capture_output=True,
+                      text=True).stdout.strip():
+        pytest.skip(f"{rel} has uncommitted changes here")
+    proc = build_site(tmp_path / "pub", extra_env=PUBLIC)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (tmp_path / "pub" / "bench" / FIG / REFERENCE / "index.html").read_text()
+    assert f'href="{REPO_URL}/blob/{sha}/{rel}"' in page and f"data      {REPO_URL}/blob/{sha}/{rel}" in page
+    assert git_show(sha, rel) == (REPO / rel).read_bytes()  # that commit holds this very file
+
+
+def git_show(sha: str, rel: str) -> bytes:
+    return subprocess.run(["git", "show", f"{sha}:{rel}"], cwd=REPO, capture_output=True, check=True).stdout
+
+
+def test_data_commits_skip_changed_untracked_and_outside_files(tmp_path):
+    from benchsite import gitdata
+
+    run = functools.partial(subprocess.run, cwd=tmp_path, check=True, capture_output=True)
+    run(["git", "init", "-q"])
+    (tmp_path / "results" / "m").mkdir(parents=True)
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "results" / "m" / name).write_text(name)
+    run(["git", "add", "."])
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"])
+    head = run(["git", "rev-parse", "HEAD"], text=True).stdout.strip()
+    (tmp_path / "results" / "m" / "b.csv").write_text("changed")
+    (tmp_path / "results" / "m" / "c.csv").write_text("new")
+    assert gitdata.data_commits(tmp_path, tmp_path / "results") == {"results/m/a.csv": head}
+    assert gitdata.data_commits(tmp_path, tmp_path.parent) == {}

@@ -427,6 +427,9 @@ def _state(build: Build, config) -> str:
         cat = build.catalog
         h = hashlib.sha256(_Writer.code_of(config))
         h.update(f"{cat.results}\0{cat.preferred}\0{cat.declared}\0{build.claims_fatal}\0".encode())
+        for fig_id in sorted(cat.figures):  # a cite block links the data at the commit that holds it
+            for machine in cat.machines(fig_id):
+                h.update(repr(cat.data_commit(fig_id, machine)).encode())
         for fig_id, fig in sorted(cat.figures.items()):
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
             for machine in cat.machines(fig_id):
@@ -618,6 +621,7 @@ class _Writer:
         h = hashlib.sha256(self.code)
         ref = cat.reference(fig.id)
         for value in (repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine, cat.role(machine),
+                      repr(cat.data_commit(fig.id, machine)),
                       digest(fig.id, machine), ref, digest(fig.id, ref), digest(roofline.CEILING_FIGURE, machine)):
             h.update(f"{value}\0".encode())
         for sid, pair in sorted(kept.items()):
