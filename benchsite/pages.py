@@ -214,7 +214,10 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     how to reproduce it, Markdown), with whether today's code still matches it, and the site's
     download of the results file."""
     tab = ctx.catalog.table(fig.id, machine)
-    state = f"STALE: {tab.stale}" if tab.stale else "current"
+    now = ctx.catalog.current_sha(fig.id).script
+    state = (f"STALE: {tab.stale}" if tab.stale else "current" if now in set(tab.frame["script_sha256"])
+             else f"current; only its FIGURE caption was edited since, sha256 now {now[:12]} "
+                  "(benchsite/caption_edits.csv)")
     download = ctx.link(layout.site_path(machine, fig.stem))
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""

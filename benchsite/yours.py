@@ -22,17 +22,17 @@ from .catalog import Catalog, Unavailable
 from .html import render as template
 
 OUTLYING_RUN = 1.5  # a run whose cells sit, at their median, this far (either way) from the other runs
-# The session itself keeps about one process busy, so on a quiet machine the load at a run's start
-# is about one core's worth (0.79 per core at the median on the 2-core reference); above one per core,
-# other work shared the machine.
-NOISY_LOAD = 1.0
+# The session itself keeps about one process busy, so the load average at a run's start less one is
+# the other work on the machine; spread over the cores, above half a core each, it shared the machine
+# (the 2-core reference: 0.29 at the median).
+NOISY_LOAD = 0.5
 NOISY_RUNS = 0.25  # a run outlying in this share of the figures or more: a session-wide disturbance
 
 
 @dataclass(frozen=True)
 class Health:
     figures: int
-    load_median: float  # load average at run start, per core, median over every run
+    load_median: float  # other work at a run's start: the load average less the session's own process, per core
     load_max: float
     widest: tuple[str, float]  # the figure and cell range (max - min over the median) that is widest
     outlying: dict[int, list[str]]  # run index -> the figures where that run's medians lay far out
@@ -57,7 +57,7 @@ def health(cat: Catalog, machine: str) -> Health | None:
         figures += 1
         per_run = tab.frame.groupby("run").first()
         cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
-        loads.extend((per_run["load_avg_1m"].astype(float) / cores).dropna().tolist())
+        loads.extend(((per_run["load_avg_1m"].astype(float) - 1).clip(lower=0) / cores).dropna().tolist())
         off: dict[int, list[float]] = {}  # run -> its median over each cell's median of runs, per cell
         for row in tab.rows:
             for variant, summary in row.cells.items():

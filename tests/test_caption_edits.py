@@ -65,3 +65,15 @@ def test_results_of_the_earlier_script_are_current_only_through_the_ledger(tmp_p
     assert stale_reason(frame, CodeHash("ccc", "h", aliases)) == ""
     assert stale_reason(frame, CodeHash("ccc", "h")) == "the script changed after these results were recorded"
     assert "harness" in stale_reason(frame, CodeHash("ccc", "h2", aliases))
+
+
+def test_a_cite_block_says_when_the_script_changed_only_in_its_caption(built_site):
+    from conftest import REFERENCE
+
+    edited = {row["script"].split("/")[-1][:-3] for row in ledger()}
+    for stem in edited:
+        fig = "fig-" + stem.replace("_", "-")
+        page = (built_site / "bench" / fig / REFERENCE / "index.html").read_text(encoding="utf-8")
+        assert "current; only its FIGURE caption was edited since, sha256 now" in page, fig
+    untouched = (built_site / "bench" / "fig-dispatch-vs-completion" / REFERENCE / "index.html").read_text()
+    assert "caption was edited" not in untouched and "(current)" in untouched
