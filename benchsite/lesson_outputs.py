@@ -157,15 +157,15 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
         except Damaged as err:
             problems.append(str(err))
             why = str(err).replace(str(path), f"{results.name}/{machine}/{LESSONS_DIR}/{name}")  # no host paths
-            notes.append(f"the copy from <code>{html.escape(machine)}</code> cannot be shown: {html.escape(why)}")
+            notes.append(f"The copy from <code>{html.escape(machine)}</code> cannot be shown: {html.escape(why)}.")
             continue
         if code_digest(executed) == digest:
             return Choice(_with_note(merge(source, executed), machine, True, notes, preferred, reference),
                           machine, True, notes, problems)
         whole.append((machine, executed))
-        notes.append(f"the run stored for <code>{html.escape(machine)}</code> was executed from an earlier version "
+        notes.append(f"The run stored for <code>{html.escape(machine)}</code> was executed from an earlier version "
                      f"of the code cells (code sha256 <code>{code_digest(executed)[:12]}</code>, now "
-                     f"<code>{digest[:12]}</code>): <code>make lesson</code> on that machine replaces it")
+                     f"<code>{digest[:12]}</code>): <code>make lesson</code> on that machine replaces it.")
     if whole:
         machine, executed = whole[0]
         stale = [f"{source_path}: no executed copy matches the notebook's code cells (sha256 {digest[:12]}); "
