@@ -29,7 +29,7 @@ from benchkit import layout
 from . import REPO
 from .catalog import Catalog, Unavailable, local_machine, results_dir
 from .claim_syntax import ClaimError, split
-from .claims import evaluate, support
+from .claims import evaluate, plain, support
 from .figures import CLAIM, all_figures
 
 DOCS = REPO / "docs"
@@ -62,14 +62,10 @@ def found_claims(docs: Path = DOCS, bench_dir: Path = layout.BENCH_DIR) -> Itera
             if re.match(r"\s*(```|~~~)", line):
                 in_fence = not in_fence
             for match in () if in_fence else CLAIM.finditer(line):
-                yield Found(f"{page.relative_to(docs.parent)}:{number}", match.group(1), _plain(match.group(2)))
+                yield Found(f"{page.relative_to(docs.parent)}:{number}", match.group(1), plain(match.group(2)))
     for fig in sorted(all_figures(bench_dir).values(), key=lambda f: f.id):
         for match in CLAIM.finditer(fig.caption_src):
-            yield Found(f"{fig.script_rel}:{fig.line}", match.group(1), _plain(match.group(2)))
-
-
-def _plain(words: str) -> str:
-    return " ".join(re.sub(r"<!--.*?-->|<[^>]+>", "…", words).split())
+            yield Found(f"{fig.script_rel}:{fig.line}", match.group(1), plain(match.group(2)))
 
 
 def declared_machine(config: Path = REPO / "mkdocs.yml") -> str | None:

@@ -312,12 +312,12 @@ def _check(spec: str, text: str, where: str, ctx) -> Outcome:
     if outcome.state == "false" and not (ctx.claims_fatal and ctx.catalog.is_reference(machine)):
         return replace(outcome, state="not-held")  # shown as such; `make claims` lists it
     if outcome.state == "false":
-        ctx.on_problem(f"{where}: claim contradicted by {fig_id} on {machine}: \"{_plain(text)}\" "
+        ctx.on_problem(f"{where}: claim contradicted by {fig_id} on {machine}: \"{plain(text)}\" "
                        f"[{expr}]; measured: {outcome.measured}")
     return outcome
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """A claim's words for a message: markers and tags dropped, spaces collapsed."""
     return " ".join(re.sub(r"<!--.*?-->|<[^>]+>", "…", re.sub(r"</?code>", "", text)).split())
 

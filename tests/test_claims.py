@@ -90,7 +90,7 @@ def test_a_captions_inline_code_is_code_and_the_rest_is_escaped(tmp_path):
     shown = str(claims.caption_html(read_figure(script), ctx=None))
     assert shown == ("A <code>jax.Array</code>&#x27;s &lt;b&gt;<code>x &lt; y</code>&lt;/b&gt; &amp; `` stays; "
                      "<code>one</code> and <code>two</code>.")
-    assert claims._plain("waits on <code>block_until_ready</code> <!-- x -->") == "waits on block_until_ready …"
+    assert claims.plain("waits on <code>block_until_ready</code> <!-- x -->") == "waits on block_until_ready …"
 
 
 def test_the_sharded_chapters_caption_shows_code_not_backticks(built_site):
