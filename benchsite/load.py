@@ -38,6 +38,7 @@ from benchkit.schema import (
     SCHEMA_VERSION,
     V1_MISSING,
     V2_MISSING,
+    V3_MISSING,
     figure_id_for,
     parse_params,
 )
@@ -49,9 +50,11 @@ __all__ = ["ResultFile", "ResultsError", "discover", "header_version", "load"]
 POSITIVE_COLUMNS = frozenset({"time_s"})
 NON_NEGATIVE_COLUMNS = frozenset({"max_rel_error", "bytes_moved", "flops", "size_bytes", "calls",
                                   "compiles", "run", "sample", "device_count", "cpu_count"})
-V1_COLUMNS = tuple(c for c in COLUMNS if c not in V1_MISSING)
-V2_COLUMNS = tuple(c for c in COLUMNS if c not in V2_MISSING)
-UPGRADES = {1: V1_MISSING, 2: V2_MISSING}  # older header -> what its rows read in the new columns
+V3_COLUMNS = tuple(c for c in COLUMNS if c not in V3_MISSING)
+V1_COLUMNS = tuple(c for c in V3_COLUMNS if c not in V1_MISSING)
+V2_COLUMNS = tuple(c for c in V3_COLUMNS if c not in V2_MISSING)
+# older header -> what its rows read in the columns added since
+UPGRADES = {1: {**V1_MISSING, **V3_MISSING}, 2: {**V2_MISSING, **V3_MISSING}, 3: V3_MISSING}
 INT_PATTERN = r"[+-]?[0-9]+"
 _INT = re.compile(INT_PATTERN)
 BOOLS = {"true": True, "false": False}
@@ -68,7 +71,7 @@ class ResultsError(ValueError):
 
 def header_version(header: list[str]) -> int:
     """The schema version a header belongs to: today's, or 1 or 2 (upgraded on load)."""
-    old = {V1_COLUMNS: 1, V2_COLUMNS: 2}
+    old = {V1_COLUMNS: 1, V2_COLUMNS: 2, V3_COLUMNS: 3}
     return old.get(tuple(header), SCHEMA_VERSION)
 
 
@@ -80,7 +83,7 @@ def _check_header(header: list[str], path: Path) -> None:
         raise ResultsError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once in the header")
     # Missing against the version the header is closest to: a version-2 file that lost time_s
     # lacks time_s, not the columns version 3 added.
-    closest = min((V1_COLUMNS, V2_COLUMNS, COLUMNS),
+    closest = min((V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS),
                   key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
     missing = [c for c in closest if c not in header]
     if missing:

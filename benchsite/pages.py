@@ -227,7 +227,7 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     href, url = history.address(ctx, machine_path(fig.id, machine))
     text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
     return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],
-            "repo": urls.public_base(ctx.repo_url), "download": download,
+            "repo": urls.public_base(ctx.repo_url), "download": download, "data_url": data_url,
             "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
             "markdown": f"[{fig.id} on {machine}]({url})"}
 

@@ -1,17 +1,18 @@
 """Schema version 3 (multi-process runs): ``process_index`` and ``process_count`` on every row;
-version 1 and 2 files, measured one process per run, read as process 0 of 1."""
+version 1 and 2 files, measured one process per run, read as process 0 of 1. Version 4 (carry-over
+and resource usage): older files read with those columns empty and no lead-in calls."""
 
 import pytest
 
 from benchkit import results
-from benchkit.schema import COLUMNS, READABLE_VERSIONS, SCHEMA_VERSION, V1_MISSING, V2_MISSING
+from benchkit.schema import COLUMNS, READABLE_VERSIONS, SCHEMA_VERSION, V1_MISSING, V2_MISSING, V3_MISSING
 from benchsite.load import ResultFile, ResultsError, header_version, load
 from test_results import make_row
 
 
 def old_text(rows: list[dict], version: int) -> str:
     """The same rows as a file of an older version: its missing columns dropped, its version stated."""
-    missing = {1: V1_MISSING, 2: V2_MISSING}[version]
+    missing = {1: {**V1_MISSING, **V3_MISSING}, 2: {**V2_MISSING, **V3_MISSING}, 3: V3_MISSING}[version]
     keep = [c for c in COLUMNS if c not in missing]
     lines = [",".join(keep)]
     for row in results.to_csv_text(rows).splitlines()[1:]:
@@ -28,13 +29,13 @@ def write(tmp_path, text: str) -> ResultFile:
     return ResultFile("cpu-test-2c", "demo", path)
 
 
-def test_version_3_is_current_and_reads_all_three():
-    assert SCHEMA_VERSION == 3 and READABLE_VERSIONS == (1, 2, 3)
+def test_version_4_is_current_and_reads_all_four():
+    assert SCHEMA_VERSION == 4 and READABLE_VERSIONS == (1, 2, 3, 4)
     assert COLUMNS.index("process_index") == COLUMNS.index("run") + 1
     assert set(V2_MISSING) == {"process_index", "process_count"} <= set(V1_MISSING)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_file_reads_as_one_process_per_run(tmp_path, version):
     rows = [make_row(run=r, sample=s, schema_version=version) for r in range(2) for s in range(3)]
     file = write(tmp_path, old_text(rows, version))
@@ -42,6 +43,9 @@ def test_an_older_file_reads_as_one_process_per_run(tmp_path, version):
     frame = load(file)
     assert len(frame) == 6 and set(frame["schema_version"]) == {version}
     assert set(frame["process_index"]) == {0} and set(frame["process_count"]) == {1}
+    # no lead-in calls then, and nothing recorded about carry-over or resource usage
+    assert set(frame["lead_in"]) == {0} and frame["after"].fillna("").eq("").all()
+    assert frame[["cpu_s", "minflt", "other_load", "run_wall_s"]].isna().all().all()
 
 
 def test_a_version_2_header_with_version_3_rows_is_refused(tmp_path):

@@ -19,8 +19,28 @@ def fields():
     return provenance.collect_all(REPO / "bench_scripts" / "dispatch_vs_completion.py", REPO)
 
 
+# Filled once the measuring is over: by the worker (what else ran meanwhile) and the runner.
+AFTER_MEASURING = {"load_avg_1m_end", "other_load", "run_wall_s"}
+
+
 def test_every_provenance_column_is_collected(fields):
-    assert set(PROVENANCE_COLUMNS) == set(fields)
+    assert set(PROVENANCE_COLUMNS) == set(fields) | AFTER_MEASURING
+    assert not AFTER_MEASURING & set(fields)
+
+
+def test_the_load_meter_counts_other_processes_cpu_time_not_its_own():
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = iter([f"cpu  {10 * tick} 0 {5 * tick} 900 7 0 0 0 0 0\n",  # 15 s busy
+                  f"cpu  {14 * tick} 0 {6 * tick} 990 7 0 0 0 0 0\n"])  # 20 s busy: 5 s more
+    clocks, own = iter([100.0, 102.0]), iter([1.0, 2.0])  # 2 s of wall, 1 s of it this process's
+    meter = provenance.LoadMeter(read_stat=lambda: next(stats), clock=lambda: next(clocks),
+                                 own_cpu=lambda: next(own)).start()
+    assert meter.stop()["other_load"] == 2.0  # (5 s - 1 s own) over 2 s: two other CPUs busy
+
+
+def test_the_load_meter_leaves_the_column_empty_without_proc_stat():
+    meter = provenance.LoadMeter(read_stat=lambda: None).start()
+    assert meter.stop()["other_load"] == ""
 
 
 def test_every_field_is_a_flat_scalar(fields):

@@ -23,8 +23,10 @@ def measure(seed: int, counts: dict[str, int] | None = None) -> tuple[Recorder, 
             fn = FakeFunction(clock, dispatch_s=0.0, work_s=2**-9, name=name, log=log)
             cells.collect(name, "completed", fn, (), dtype="float32", shape="1",
                           params={"n": 1}, maximum=count, minimum=1)
-    warmed = timing.WARMUP_CALLS * len(counts) + len(counts)  # warm-up, then one estimate each
-    return rec, log[warmed:]
+    lead = 1 + timing.LEAD_IN_CALLS  # every sample: its untimed lead-in calls, then the timed call
+    # warm-up, then the sizing samples of each cell (one to choose calls, then SIZING_SAMPLES)
+    warmed = (timing.WARMUP_CALLS + lead * (1 + timing.SIZING_SAMPLES)) * len(counts)
+    return rec, log[warmed::lead]
 
 
 def test_seq_is_the_execution_order():
@@ -131,3 +133,24 @@ def test_schedule_spreads_uneven_counts_evenly():
     assert sorted(indices) == [0, 0, 1, 1, 1, 1, 1, 1]
     positions = [i for i, c in enumerate(indices) if c == 0]
     assert positions[0] >= 2 and positions[1] >= 5  # rounds 3 and 6 of 6, not the first two
+
+
+def test_after_names_the_cell_measured_just_before_each_sample():
+    rec, _ = measure(seed=11)
+    by_seq = sorted(rec.rows, key=lambda r: r["seq"])
+    key = lambda r: f"{r['variant']}|{r['boundary']}|{r['params']}"  # noqa: E731
+    assert by_seq[0]["after"] == "c|completed|n=1"  # the last cell sized ran just before round 1
+    assert [r["after"] for r in by_seq[1:]] == [key(r) for r in by_seq[:-1]]
+
+
+def test_every_sample_starts_after_an_untimed_call_of_its_own_cell():
+    clock, log = FakeClock(), []
+    rec = recorder(4, clock)
+    with rec.interleaved() as cells:
+        for name in "ab":
+            fn = FakeFunction(clock, dispatch_s=0.0, work_s=2**-9, name=name, log=log)
+            cells.collect(name, "completed", fn, (), dtype="float32", shape="1", maximum=6, minimum=1)
+    lead = 1 + timing.LEAD_IN_CALLS
+    sampled = log[-12 * lead:]  # the last 12 samples' calls: two cells of 6
+    assert all(len(set(sampled[i:i + lead])) == 1 for i in range(0, len(sampled), lead))
+    assert {r["lead_in"] for r in rec.rows} == {timing.LEAD_IN_CALLS}

@@ -1,5 +1,7 @@
 """``timing.timed``: a script's own timer becomes a Sample with its compiles counted."""
 
+import dataclasses
+
 import jax.monitoring
 
 from benchkit import compiles, timing
@@ -7,7 +9,8 @@ from benchkit import compiles, timing
 
 def test_timed_keeps_the_timer_value_and_the_calls_it_averaged():
     sample = timing.timed(lambda a, b: a + b, 0.25, 0.5, calls=50)
-    assert sample == timing.Sample(0.75, 50, 0)
+    assert dataclasses.replace(sample, usage=None) == timing.Sample(0.75, 50, 0)
+    assert sample.usage is not None and sample.usage.cpu_s >= 0  # getrusage read over the window
 
 
 def test_timed_counts_a_compile_inside_its_window_and_not_outside():
@@ -22,22 +25,25 @@ def test_timed_counts_a_compile_inside_its_window_and_not_outside():
     assert outside.compiles == 0
 
 
-def test_completed_sampler_sizes_calls_from_one_warm_call_and_uses_the_callers_block():
+def test_completed_sampler_sizes_calls_from_warm_calls_and_uses_the_callers_block():
     from fakes import FakeClock
 
     clock, blocked, called = FakeClock(), [], []
 
-    def fn(x):  # each call costs 0.1 ms of the fake clock; its result is a plain number
-        called.append(x)
-        clock.advance(1e-4)
+    def fn(x):  # each call costs 2**-13 s (0.12 ms, exact in binary) of the fake clock; its
+        called.append(x)  # result is a plain number
+        clock.advance(2**-13)
         return x
 
     take = timing.completed_sampler(fn, (7,), blocked.append, warm_calls=2, clock=clock)
-    assert len(called) == 3 and len(blocked) == 3  # two warm calls and the sizing call, each blocked
+    sized = 2 + timing.SIZING_SAMPLES  # two warm calls and the sizing calls, each blocked
+    assert len(called) == sized and len(blocked) == sized
     sample = take()
-    assert sample.calls == 10  # 1 ms a sample at 0.1 ms a call
-    assert abs(sample.time_s - 1e-4) < 1e-12
-    assert len(called) == 13 and blocked == [7] * 13  # the caller's block, never a pytree walk
+    assert sample.calls == 9  # about 1 ms a sample at 0.12 ms a call
+    assert sample.lead_in == timing.LEAD_IN_CALLS
+    assert sample.time_s == 2**-13
+    total = sized + timing.LEAD_IN_CALLS + 9  # the lead-in call, untimed, then the sample's calls
+    assert len(called) == total and blocked == [7] * total  # the caller's block, never a pytree walk
 
 
 def test_completed_sampler_takes_one_call_a_sample_when_a_call_is_slow():

@@ -58,7 +58,10 @@ def test_collect_warms_up_then_fills_the_budget(clock):
     samples = timing.collect("completed", fn, (), budget_s=20 * 2**-6, minimum=3, maximum=100, warmup=2,
                              clock=clock, block=block)
     assert len(samples) == 20
-    assert fn.calls == 2 + 1 + 20  # warm-up, the estimate, the samples
+    # warm-up; sizing: one sample to choose calls, then SIZING_SAMPLES; the samples; each sample
+    # (sizing ones too) after its untimed lead-in call
+    lead = 1 + timing.LEAD_IN_CALLS
+    assert fn.calls == 2 + lead * (1 + timing.SIZING_SAMPLES) + lead * 20
     assert all(s.time_s == 2**-6 and s.calls == 1 for s in samples)
 
 
@@ -232,7 +235,10 @@ def test_collect_records_cache_hits_seen_in_a_sample(clock):
 
     def fn():
         state["n"] += 1
-        if state["n"] == 4:  # warm-up 1, estimate 2, then the second sample
+        lead = 1 + timing.LEAD_IN_CALLS  # a sample's calls: its lead-in and the timed one
+        # warm-up 1, the sizing samples (one to choose calls, then SIZING_SAMPLES), the first
+        # sample, then the second sample's timed call
+        if state["n"] == 1 + lead * (1 + timing.SIZING_SAMPLES) + lead + lead:
             jax.monitoring.record_event(compiles.CACHE_HIT_EVENT)
         return inner()
 

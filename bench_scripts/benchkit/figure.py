@@ -54,11 +54,17 @@ class Config:
         return self.platform != "cpu"
 
 
+def cell_key(variant: str, boundary: str, params: dict[str, object] | None) -> str:
+    """How the ``after`` column names a cell: ``variant|boundary|params``."""
+    return f"{variant}|{boundary}|{format_params(params or {})}"
+
+
 class Recorder:
     """Collects one process's samples as rows of the results schema.
 
     Every recorded sample gets ``seq``, its position in the run's measuring
-    order. ``order`` is a ``random.Random`` seeded with the run's order seed
+    order, and ``after``, the cell (``variant|boundary|params``) whose sample
+    was taken just before it in this process (empty for the first). ``order`` is a ``random.Random`` seeded with the run's order seed
     (``config.seed``): :meth:`interleaved` draws each round's visiting order from
     it, and :meth:`shuffled` orders blocks that cannot be interleaved.
     """
@@ -70,6 +76,7 @@ class Recorder:
         self.order = random.Random(config.seed)
         self._next_sample: dict[tuple, int] = defaultdict(int)
         self._next_seq = 0
+        self._last_cell = ""  # the cell of the sample taken last: the next one's ``after``
         self._artifacts = artifacts
         # Only tests pass these: fakes whose timing they control.
         self._timing_kw = {k: v for k, v in (("clock", clock), ("block", block)) if v is not None}
@@ -86,22 +93,28 @@ class Recorder:
 
     def add(self, variant: str, boundary: str, samples: Iterable[timing.Sample], *,
             dtype: str, shape: str, params: dict[str, object] | None = None,
-            **extra: object) -> None:
+            after: str | None = None, **extra: object) -> None:
         """Record samples for one (variant, params), in the order they were taken;
         ``extra`` fills optional columns. Each sample's ``seq`` is the next
-        position in the run's measuring order."""
+        position in the run's measuring order; its ``after`` is the cell recorded
+        just before it (``after`` given: the first sample's, for rows recorded out
+        of the order they were taken in)."""
         params_text = format_params(params or {})
         key = (variant, params_text)
+        cell = cell_key(variant, boundary, params)
         for s in samples:
+            usage = s.usage.columns() if s.usage is not None else {}
             self.rows.append({"variant": variant, "boundary": boundary, "dtype": dtype,
                               "shape": shape, "params": params_text, "run": self.config.run,
                               "process_index": self.config.process_index,
                               "process_count": self.config.process_count,
                               "sample": self._next_sample[key], "seq": self._next_seq,
-                              "calls": s.calls, "compiles": s.compiles,
-                              "cache_hits": s.cache_hits, "time_s": s.time_s, **extra})
+                              "after": self._last_cell if after is None else after,
+                              "lead_in": s.lead_in, "calls": s.calls, "compiles": s.compiles,
+                              "cache_hits": s.cache_hits, "time_s": s.time_s, **usage, **extra})
             self._next_sample[key] += 1
             self._next_seq += 1
+            self._last_cell, after = cell, None
 
     def collect(self, variant: str, boundary: str, fn: Callable, args: Sequence, *,
                 dtype: str, shape: str, params: dict[str, object] | None = None,
@@ -120,7 +133,8 @@ class Recorder:
         samples = timing.collect(boundary, fn, args, budget_s=self.config.budget_s,
                                  minimum=self.config.min_samples, maximum=maximum,
                                  loop_calls=loop_calls, calls=calls, **self._timing_kw)
-        self.add(variant, boundary, samples, dtype=dtype, shape=shape, params=params, **extra)
+        self.add(variant, boundary, samples, dtype=dtype, shape=shape, params=params,
+                 after=cell_key(variant, boundary, params), **extra)  # its own sizing ran last
         return samples
 
     def interleaved(self) -> Interleaved:
@@ -199,13 +213,18 @@ class Interleaved:
         taken = timing.interleave([p.cell for p in self.planned], self.rec.order,
                                   budget_s=self.rec.config.budget_s, **self.rec._timing_kw)
         self.samples = [[] for _ in self.planned]
+        sized = [p for p in self.planned if p.cell.sampler is None]
+        if sized:  # warm-up and sizing ran every cell; the last one sized ran just before round 1
+            last = sized[-1]
+            self.rec._last_cell = cell_key(last.variant, last.boundary, last.columns["params"])
         for index, got in taken:
             plan = self.planned[index]
+            before = self.rec._last_cell  # every row of one measurement ran after the same cell
             for item in got if isinstance(got, list) else [got]:
                 sample, more = item if isinstance(item, tuple) else (item, {})
                 columns = {**plan.columns, **more}
                 variant = columns.pop("variant", plan.variant)
-                self.rec.add(variant, plan.boundary, [sample], **columns)
+                self.rec.add(variant, plan.boundary, [sample], after=before, **columns)
                 self.samples[index].append(sample)
         return self.samples
 
@@ -296,6 +315,7 @@ def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse
     config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]), seed=seed,
                     process_index=args.process_id, process_count=args.num_processes)
     recorder = Recorder(config, args.artifacts)
+    meter = provenance.LoadMeter().start()  # what else ran while this process measured
     try:
         measure(recorder)
     except ReferenceMismatch as err:
@@ -310,6 +330,7 @@ def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse
     if not recorder.rows and config.process_index == 0:  # other processes may leave the recording to 0
         print(f"{script.name}: measure() recorded no samples", file=sys.stderr)
         return 4
+    fields.update(meter.stop())
     write_atomic(args.out, to_csv_text({**fields, **row} for row in recorder.rows))
     return 0
 # --8<-- [end:worker]

@@ -19,6 +19,7 @@ import os
 import platform as _platform
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from .schema import SCHEMA_VERSION
@@ -136,6 +137,45 @@ def collect_state() -> dict[str, Scalar]:
     if freq and freq.isdigit():
         state["cpu_mhz"] = str(int(freq) // 1000)  # kHz -> MHz; cpufreq beats /proc/cpuinfo
     return state
+
+
+def _busy_cpu_s(stat: str | None) -> float | None:
+    """CPU seconds every process on the host has spent busy since boot: the
+    aggregate ``cpu`` line of ``/proc/stat`` less its idle and iowait ticks
+    (guest time is already inside user)."""
+    for line in (stat or "").splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu" and len(fields) >= 8:
+            ticks = [int(v) for v in fields[1:8]]  # user nice system idle iowait irq softirq
+            return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+    return None
+
+
+class LoadMeter:
+    """What else the machine did while this process measured: the host's busy CPU
+    seconds (``/proc/stat``) less this process's own, over the wall time between
+    :meth:`start` and :meth:`stop`, in CPUs (1.0 = one other CPU busy all along),
+    and the load average when the measuring ended. Empty where ``/proc/stat`` or
+    the load average cannot be read."""
+
+    def __init__(self, read_stat=lambda: _read("/proc/stat"), clock=time.monotonic,
+                 own_cpu=lambda: sum(os.times()[:2])) -> None:
+        self._read_stat, self._clock, self._own = read_stat, clock, own_cpu
+
+    def start(self) -> LoadMeter:
+        self._t0, self._busy0, self._own0 = self._clock(), _busy_cpu_s(self._read_stat()), self._own()
+        return self
+
+    def stop(self) -> dict[str, Scalar]:
+        busy, wall, own = _busy_cpu_s(self._read_stat()), self._clock() - self._t0, self._own() - self._own0
+        other: Scalar = ""
+        if busy is not None and self._busy0 is not None and wall > 0:
+            other = round(max(0.0, (busy - self._busy0 - own) / wall), 3)
+        try:
+            end: Scalar = round(os.getloadavg()[0], 2)
+        except OSError:
+            end = ""
+        return {"other_load": other, "load_avg_1m_end": end}
 
 
 def jax_env(environ: dict[str, str] | None = None) -> str:

@@ -94,9 +94,13 @@ def bench_lock(state_dir: Path) -> Iterator[None]:
         fh.close()
 
 
-def _merge(stem: str, parts: list[Path]) -> tuple[str, str]:
-    """All runs' rows as one CSV text, and the machine label they agree on."""
-    rows = [row for part in parts for row in read_rows(part)]
+def _merge(stem: str, parts: list[Path], walls: dict[Path, float] | None = None) -> tuple[str, str]:
+    """All runs' rows as one CSV text, and the machine label they agree on. ``walls``:
+    each part's run wall time as the runner saw it (start-up, import and compiles
+    included), written into its rows' ``run_wall_s``."""
+    walls = walls or {}
+    rows = [{**row, "run_wall_s": f"{walls[part]:.3f}"} if part in walls else row
+            for part in parts for row in read_rows(part)]
     machines = {row["machine"] for row in rows}
     if len(machines) != 1:
         raise RuntimeError(f"{stem}: runs disagree on the machine label: {sorted(machines)}")
@@ -115,6 +119,7 @@ class Figure:
 
     script: Path
     parts: list[Path] = field(default_factory=list)
+    walls: dict[Path, float] = field(default_factory=dict)  # each part's run wall time
     wall_s: float = 0.0
     error: str | None = None
     skipped: str | None = None  # why this machine cannot run it
@@ -246,7 +251,8 @@ def run_once(fig: Figure, run: int, session: str, smoke: bool, staging: Path) ->
         fig.error = f"run {run + 1} exceeded {RUN_TIMEOUT_S} s"
         return
     finally:
-        fig.wall_s += time.monotonic() - started
+        fig.walls[part] = time.monotonic() - started
+        fig.wall_s += fig.walls[part]
     if returncode == CANNOT_RUN_HERE:
         fig.skipped = _tail(stderr, 3) or "this machine cannot run it"
     elif returncode != 0:
@@ -269,7 +275,9 @@ def run_group(fig: Figure, run: int, session: str, smoke: bool, staging: Path) -
     try:
         codes = _run_group(cmds, errs, fig.timeout_s)
     finally:
-        fig.wall_s += time.monotonic() - started
+        wall = time.monotonic() - started
+        fig.walls.update((part, wall) for part in parts)
+        fig.wall_s += wall
     stderr = [e.read_text(errors="replace") if e.exists() else "" for e in errs]
     if all(c == 0 for c in codes):
         fig.parts.extend(parts)
@@ -293,7 +301,7 @@ def _status(code: int | None, timeout_s: float) -> str:
 def publish(fig: Figure, results: Path, staging: Path) -> Outcome:
     """All runs succeeded: one atomic replace per file, side files of run 0 first."""
     try:
-        text, machine = _merge(fig.stem, fig.parts)
+        text, machine = _merge(fig.stem, fig.parts, fig.walls)
         side = staging / f"{fig.stem}.run0.artifacts"
         for item in sorted(side.glob("*")) if side.is_dir() else []:
             write_atomic(side_file(results, machine, fig.stem, item.name), item.read_bytes(), staging=staging)
@@ -366,7 +374,7 @@ def _summary(outcomes: list[Outcome], total_s: float) -> str:
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bench_scripts/run.py", description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=int(os.environ.get("R", DEFAULT_RUNS) or DEFAULT_RUNS),
-                   help="processes per figure (R); default 5 or $R")
+                   help=f"processes per figure (R); default {DEFAULT_RUNS} or $R")
     p.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
                    help="tiny sizes and budgets")
     p.add_argument("--results", type=Path, default=RESULTS_DIR, help="results root folder")

@@ -21,12 +21,20 @@ Format history (the newest last; ``results/README.md`` repeats it for readers):
      the run had: ``FIGURE["processes"]``, started together by the runner under
      ``jax.distributed``). Readers upgrade version 1 and 2 files: every row was
      measured by a run of one process, so ``process_index`` 0, ``process_count`` 1.
+  4  carry-over and what the process did: per sample ``after`` (the cell measured
+     just before it), ``lead_in`` (untimed calls of its own cell just before it),
+     and the process's ``getrusage`` over its window (``cpu_s``, ``minflt``,
+     ``majflt``, ``nvcsw``, ``nivcsw``); per run ``load_avg_1m_end`` (the load
+     average when the measuring ended), ``other_load`` (other processes' CPU use
+     while this one measured, in CPUs) and ``run_wall_s`` (the run's whole wall
+     time as the runner saw it). Readers upgrade version 1-3 files: these columns
+     read empty, ``lead_in`` 0.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # older versions a reader upgrades on load
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # older versions a reader upgrades on load
 
 # Provenance: identical on every row of one run (one process).
 PROVENANCE_COLUMNS: tuple[str, ...] = (
@@ -60,6 +68,9 @@ PROVENANCE_COLUMNS: tuple[str, ...] = (
     "cpu_mhz",
     "mem_total_bytes",
     "load_avg_1m",
+    "load_avg_1m_end",
+    "other_load",
+    "run_wall_s",
     "jax_env",
     "compilation_cache",
     "order_seed",
@@ -80,10 +91,17 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "process_count",
     "sample",
     "seq",
+    "after",
+    "lead_in",
     "calls",
     "compiles",
     "cache_hits",
     "time_s",
+    "cpu_s",
+    "minflt",
+    "majflt",
+    "nvcsw",
+    "nivcsw",
 )
 
 # Figure-specific quantities; empty where a figure does not record them.
@@ -98,20 +116,28 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
 COLUMNS: tuple[str, ...] = PROVENANCE_COLUMNS + MEASUREMENT_COLUMNS + OPTIONAL_COLUMNS
 
 INT_COLUMNS = frozenset({"schema_version", "device_count", "cpu_count", "run", "process_index", "process_count",
-                         "sample", "seq", "calls",
+                         "sample", "seq", "calls", "lead_in", "minflt", "majflt", "nvcsw", "nivcsw",
                          "compiles", "cache_hits", "mem_total_bytes", "order_seed"})
 BOOL_COLUMNS = frozenset({"git_dirty", "jax_enable_x64"})
-FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes", "load_avg_1m"})
+FLOAT_COLUMNS = frozenset({"time_s", "max_rel_error", "bytes_moved", "flops", "size_bytes", "load_avg_1m",
+                           "load_avg_1m_end", "other_load", "run_wall_s", "cpu_s"})
+V3_MISSING_NULLABLE = ("after", "cpu_s", "minflt", "majflt", "nvcsw", "nivcsw", "load_avg_1m_end",
+                       "other_load", "run_wall_s")
 # Columns that may be empty; every other column must hold a value.
 NULLABLE_COLUMNS = frozenset(OPTIONAL_COLUMNS) | {"xla_flags", "jax_default_matmul_precision", "params", "shape",
                                                    "jax_env", "cpu_isa", "seq", "load_avg_1m",
-                                                   "mem_total_bytes"}
+                                                   "mem_total_bytes"} | set(V3_MISSING_NULLABLE)
+
+# Columns a version 3 file lacks, and what an upgraded row holds in them.
+V3_MISSING: dict[str, str] = {"after": "", "lead_in": "0", "cpu_s": "", "minflt": "", "majflt": "",
+                              "nvcsw": "", "nivcsw": "", "load_avg_1m_end": "", "other_load": "",
+                              "run_wall_s": ""}
 
 # Columns a version 2 file lacks, and what an upgraded row holds in them: one process per run.
 V2_MISSING: dict[str, str] = {"process_index": "0", "process_count": "1"}
 
 # What a row means when a writer leaves these out: measured by a run of one process.
-WRITE_DEFAULTS: dict[str, object] = {"process_index": 0, "process_count": 1}
+WRITE_DEFAULTS: dict[str, object] = {"process_index": 0, "process_count": 1, "lead_in": 0}
 
 # Columns a version 1 file lacks, and what an upgraded row holds in them.
 V1_MISSING: dict[str, str] = {**V2_MISSING,

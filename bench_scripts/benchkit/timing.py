@@ -37,12 +37,27 @@ Interleaving (:func:`interleave`): several cells (variant, params) are warmed up
 together, sized from the budget one by one, then sampled in rounds whose visiting
 order is shuffled by a seeded ``random.Random``: a slow drift of the machine
 spreads over every cell instead of landing on whichever was measured last.
+
+Carry-over: an interleaved sample starts right after a sample of some other cell,
+whose data may have pushed this cell's out of the caches and whose threads may be
+parked or busy. So every visit to a cell starts with ``LEAD_IN_CALLS`` untimed
+calls of that cell (recorded as ``lead_in``); the recorder writes which cell ran
+just before each sample (``after``), so the carry-over that is left can be read
+from the data.
+
+Inside each sample's window the garbage collector is off (as ``timeit`` does) and
+``getrusage`` is read before and after: the process's CPU time, page faults and
+context switches over the sample (all threads, the k calls and any untimed waits
+between them; not the lead-in) are recorded beside its wall time.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import random
+import resource
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,17 +74,72 @@ BUDGET_S = 0.3  # 300 ms of timed work per (variant, shape) per run: more runs b
 WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
 MIN_SAMPLE_S = 1e-3  # a sample of a fast call repeats it until it spans about this much wall time
 MAX_CALLS = 10_000  # calls per sample, at most (a 100 ns call)
+LEAD_IN_CALLS = 1  # untimed calls of a cell before each of its samples (carry-over control)
+SIZING_SAMPLES = 3  # samples whose median sizes a cell's sample count
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What ``getrusage(RUSAGE_SELF)`` counted over one sample's window: every
+    thread of the process, so the backend's worker threads too."""
+
+    cpu_s: float  # user + system CPU time
+    minflt: int  # page faults served without I/O (first touch of fresh memory among them)
+    majflt: int  # page faults that needed I/O
+    nvcsw: int  # voluntary context switches (waited: a lock, a condition, I/O)
+    nivcsw: int  # involuntary context switches (preempted: another thread or process ran)
+
+    @staticmethod
+    def now() -> resource.struct_rusage:
+        return resource.getrusage(resource.RUSAGE_SELF)
+
+    @classmethod
+    def between(cls, a: resource.struct_rusage, b: resource.struct_rusage) -> Usage:
+        return cls(cpu_s=(b.ru_utime + b.ru_stime) - (a.ru_utime + a.ru_stime),
+                   minflt=b.ru_minflt - a.ru_minflt, majflt=b.ru_majflt - a.ru_majflt,
+                   nvcsw=b.ru_nvcsw - a.ru_nvcsw, nivcsw=b.ru_nivcsw - a.ru_nivcsw)
+
+    def columns(self) -> dict[str, float | int]:
+        return {"cpu_s": self.cpu_s, "minflt": self.minflt, "majflt": self.majflt,
+                "nvcsw": self.nvcsw, "nivcsw": self.nivcsw}
 
 
 @dataclass(frozen=True)
 class Sample:
     """One observed interval: seconds per call, calls it averaged, compiles and
-    persistent-compilation-cache hits seen inside its window."""
+    persistent-compilation-cache hits seen inside its window, untimed lead-in
+    calls made just before it, and the process's resource usage over its window
+    (``None`` where a script's own sampler did not measure it)."""
 
     time_s: float
     calls: int = 1
     compiles: int = 0
     cache_hits: int = 0
+    lead_in: int = 0
+    usage: Usage | None = None
+
+
+class window:
+    """One sample's window: compiles and cache hits counted, the garbage collector
+    off (as ``timeit`` does: a collection is not the code's cost), ``getrusage``
+    read on entry and exit. ``sample(t, calls)`` builds the :class:`Sample`."""
+
+    def __enter__(self) -> window:
+        self._gc = gc.isenabled()
+        gc.disable()
+        self._count = compiles.count()
+        self.seen = self._count.__enter__()
+        self._u0 = Usage.now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.usage = Usage.between(self._u0, Usage.now())
+        self._count.__exit__(*exc)
+        if self._gc:
+            gc.enable()
+
+    def sample(self, time_s: float, calls: int = 1, lead_in: int = 0) -> Sample:
+        return Sample(time_s, calls, self.seen.n, self.seen.cache_hits, lead_in, self.usage)
 
 
 def _block_default(tree: Any) -> Any:
@@ -192,6 +262,7 @@ class Cell:
     sampler: Callable[[], Any] | None = None
     count: int | None = None
     warmup: Callable[[], Any] | None = None
+    lead_in: int = LEAD_IN_CALLS
     block: Block = field(default=_block_default, repr=False)
 
     def __post_init__(self) -> None:
@@ -214,38 +285,42 @@ class Cell:
             self.block = block
 
     def one(self, clock: Clock) -> Any:
+        """One sample: the lead-in calls, untimed, then the timed window."""
         if self.sampler is not None:
             return self.sampler()
-        with compiles.count() as seen:
+        for _ in range(self.lead_in):  # the caches and threads this cell left are its own again
+            self.block(self.fn(*self.args))
+        with window() as w:
             if self.boundary == "loop":
                 t = time_loop(self.fn, self.args, self.loop_calls, clock=clock, block=self.block)
             else:
                 t = TIMERS[self.boundary](self.fn, self.args, clock=clock, block=self.block,
                                           calls=self.calls or 1)
         calls = self.loop_calls if self.boundary == "loop" else self.calls or 1
-        return Sample(t, calls, seen.n, seen.cache_hits)
+        return w.sample(t, calls, self.lead_in)
 
     def size(self, budget_s: float, clock: Clock) -> int:
-        """Time one sample (two for a fast call) and return the sample count."""
+        """Choose the calls per sample (from one or two timed samples of a fast call),
+        then time ``SIZING_SAMPLES`` samples and size the count from their median: one
+        sizing sample that caught a hiccup would set a run's whole sample count."""
         if self.sampler is not None:
             return self.count
-        fixed = self.calls
-        if self.boundary != "loop" and fixed is None:
+        if self.boundary != "loop" and self.calls is None:
             self.calls = 1
-            w0 = clock()
-            estimate = self.one(clock)
-            wall = clock() - w0
+            wall = self._wall_per_call(clock)
             if wall < MIN_SAMPLE_S:  # one call is too short to size k from: time about a span
                 self.calls = choose_calls(wall)
-                w0 = clock()
-                estimate = self.one(clock)
-                wall = (clock() - w0) / self.calls
+                wall = self._wall_per_call(clock)
             self.calls = choose_calls(wall)
-            per_sample = estimate.time_s * self.calls
-        else:
-            estimate = self.one(clock)
-            per_sample = estimate.time_s * estimate.calls
+        per_sample = statistics.median(s.time_s * s.calls
+                                       for s in (self.one(clock) for _ in range(SIZING_SAMPLES)))
         return choose_count(per_sample, budget_s, self.minimum, max(self.minimum, self.maximum))
+
+    def _wall_per_call(self, clock: Clock) -> float:
+        """Wall seconds per call of one sample, its lead-in and waits included."""
+        w0 = clock()
+        self.one(clock)
+        return (clock() - w0) / (self.calls + self.lead_in)
 
 
 def schedule(counts: Sequence[int], order: random.Random) -> list[int]:
@@ -314,13 +389,14 @@ def time_first_call(jitted: Any, args: Sequence, *, clock: Clock = time.perf_cou
 # --8<-- [end:first-call]
 
 
-def timed(timer: Callable[..., float], *args: Any, calls: int = 1) -> Sample:
-    """One sample from any timer (a script's own loop, say), with the backend
-    compiles and persistent-cache hits seen inside its window, so hand-rolled
-    sampling is flagged the same way :func:`collect` flags its own."""
-    with compiles.count() as seen:
+def timed(timer: Callable[..., float], *args: Any, calls: int = 1, lead_in: int = 0) -> Sample:
+    """One sample from any timer (a script's own loop, say), in the same window as
+    :func:`collect`'s samples (compiles and persistent-cache hits counted, the garbage
+    collector off, ``getrusage`` read), so hand-rolled sampling is flagged the same
+    way. ``lead_in`` records the untimed calls the caller made just before."""
+    with window() as w:
         t = timer(*args)
-    return Sample(t, calls, seen.n, seen.cache_hits)
+    return w.sample(t, calls, lead_in)
 
 
 # --8<-- [start:completed-sampler]
@@ -329,12 +405,21 @@ def completed_sampler(fn: Callable, args: Sequence, block: Block, *, warm_calls:
     """Samples of ``fn(*args)`` at the completed boundary with the caller's ``block``
     (the identity for a NumPy result, which is ready when the call returns: a pytree
     walk would be charged to NumPy alone). Warmed, then ``k`` calls a sample, k sized
-    once from one call's wall time so that a sample spans about ``MIN_SAMPLE_S``."""
+    once from the median wall time of ``SIZING_SAMPLES`` calls so that a sample spans
+    about ``MIN_SAMPLE_S``; each sample starts with ``LEAD_IN_CALLS`` untimed calls."""
     for _ in range(warm_calls):
         block(fn(*args))
-    t0 = clock()
-    block(fn(*args))
-    calls = choose_calls(clock() - t0)
-    return lambda: timed(lambda: time_completed(fn, args, block=block, calls=calls, clock=clock),
-                         calls=calls)
+    walls = []
+    for _ in range(SIZING_SAMPLES):
+        t0 = clock()
+        block(fn(*args))
+        walls.append(clock() - t0)
+    calls = choose_calls(statistics.median(walls))
+
+    def sample() -> Sample:
+        for _ in range(LEAD_IN_CALLS):
+            block(fn(*args))
+        return timed(lambda: time_completed(fn, args, block=block, calls=calls, clock=clock),
+                     calls=calls, lead_in=LEAD_IN_CALLS)
+    return sample
 # --8<-- [end:completed-sampler]
