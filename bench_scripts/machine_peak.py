@@ -4,7 +4,12 @@ Two probes measure the achieved ceilings on the machine itself: a large
 matmul per dtype the machine runs natively (``probe=compute``: its FLOP/s is
 the compute ceiling) and a stream over arrays larger than the last-level
 cache (``probe=memory``: ``axpy``, ``a*x + y``, whose bytes per second are the memory
-ceiling). A small set of
+ceiling). The memory probe writes its result into the buffer of ``y``, donated
+(``donate_argnums``), and the next call takes that result as its ``y``: a fresh
+output of hundreds of megabytes would be new memory on every call, and the kernel's
+page faults on its first touch would sit inside the timed interval. The same stream
+with a fresh output each call is measured beside it (``probe=memory-fresh``), and
+every sample records its page faults (``minflt``). A small set of
 workloads (``probe=workload``: small matmuls, an in-cache axpy and one SGD
 step of a tanh MLP) is measured in the same shuffled rounds, so the roofline
 (``fig-roofline`` on the chapter page, drawn from this figure's rows) places
@@ -37,6 +42,7 @@ FIGURE = {
 
 # --8<-- [start:measure]
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,7 +59,8 @@ COUNT_TOLERANCE = 0.25  # cost_analysis vs analytic count: beyond this relative 
 TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 5e-3, "float64": 1e-10}
 ACCELERATOR_FLOAT32 = 3e-2  # a float32 matmul at default precision may use TF32 (GPU) or bfloat16 passes (TPU)
 CHECKED_ROWS = 64  # a large matmul is checked on its first rows: a full float64 reference would take minutes
-STREAM_SAMPLES = 3  # per run: one call streams hundreds of megabytes; the spread that matters is between runs
+STREAM_SAMPLES = 3  # per run, fresh output: one call streams hundreds of megabytes and faults them in
+DONATED_SAMPLES = 10  # per run, donated output: no page faults, a call is over ten times cheaper
 FALLBACK_LLC = 32 << 20
 STREAM_OVER_LLC = 4  # the memory probe's working set, in last-level caches
 A = 2.0
@@ -171,7 +178,23 @@ def add_matmul(cells: Interleaved, rng: np.random.Generator, n: int, dtype: str,
 
 
 def stream_sampler(fn: Callable, args: tuple) -> Callable[[], Sample]:
+    """Samples of one call of ``fn`` on a fresh output each call (its page faults inside)."""
     return lambda: timed(time_completed, fn, args)
+
+
+def donated_sampler(fn: Callable, x: jax.Array, y: jax.Array) -> Callable[[], Sample]:
+    """Samples of ``y <- fn(x, y)`` with ``y`` donated: the output reuses the buffer of the
+    input it replaces, so no call writes to memory the process has not touched before."""
+    state = {"y": y}
+
+    def sample() -> Sample:
+        def one() -> float:
+            t0 = time.perf_counter()
+            state["y"] = fn(x, state["y"])
+            state["y"].block_until_ready()
+            return time.perf_counter() - t0
+        return timed(one)
+    return sample
 
 
 def add_axpy(cells: Interleaved, rng: np.random.Generator, n: int, probe: str, detail: str,
@@ -190,8 +213,14 @@ def add_axpy(cells: Interleaved, rng: np.random.Generator, n: int, probe: str, d
                "max_rel_error": err, **counted}
     columns["detail"] = f"{columns['detail']}; {detail}"
     if probe == "memory":  # each call streams hundreds of MB: a few samples, one warm-up call
+        donating = jax.jit(lambda x, y: A * x + y, donate_argnums=1).lower(x, y).compile()
+        chained = donated_sampler(donating, x, y + 0)  # a copy of y: the chain consumes its own
+        cells.sample("float32", "completed", chained, DONATED_SAMPLES, warmup=chained, **columns)
+        fresh = {**columns, "params": {**columns["params"], "probe": "memory-fresh"},
+                 "detail": columns["detail"] + "; a fresh output buffer each call: its first-touch "
+                                               "page faults inside the interval"}
         cells.sample("float32", "completed", stream_sampler(fn, (x, y)), STREAM_SAMPLES,
-                     warmup=lambda: fn(x, y).block_until_ready(), **columns)
+                     warmup=lambda: fn(x, y).block_until_ready(), **fresh)
     else:
         cells.collect("float32", "completed", fn, (x, y), maximum=maximum, **columns)
 
