@@ -7,6 +7,11 @@ same session bounds it: the *gap* from a run's start to the next start is the ru
 the runner's hand-off. A session's last run has no next start and no gap. A gap can also contain
 a run whose results were later replaced by another session (``make bench ONLY=...``): the median
 over a figure's runs is robust to that odd one out, which is why the table quotes it.
+
+Results of schema 4 and later also record each run's whole wall time as the runner saw it
+(``run_wall_s``: process start, imports, compiles and every sample). Where a figure has it, the
+table quotes that instead of the gap, beside the figure's declared budget per run
+(``FIGURE["budget_s"]``).
 """
 
 from __future__ import annotations
@@ -25,10 +30,16 @@ class FigureTime:
     session: str
     runs: int  # runs recorded
     gaps: tuple[float, ...]  # seconds, one per run that has a next start in its session
+    walls: tuple[float, ...] = ()  # seconds, each run's own wall time (run_wall_s), where recorded
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """The runs' wall times where recorded, else the gaps."""
+        return self.walls or self.gaps
 
     @property
     def median(self) -> float | None:
-        return float(pd.Series(self.gaps).median()) if self.gaps else None
+        return float(pd.Series(self.times).median()) if self.times else None
 
 
 def run_starts(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -43,12 +54,20 @@ def run_starts(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return starts
 
 
+def run_walls(frame: pd.DataFrame) -> tuple[float, ...]:
+    """Each run's recorded wall time (``run_wall_s``, schema 4); () where any run lacks it."""
+    if "run_wall_s" not in frame:
+        return ()
+    walls = frame.groupby(["session_id", "run"])["run_wall_s"].first()
+    return () if walls.isna().any() else tuple(float(w) for w in walls)
+
+
 def figure_times(frames: dict[str, pd.DataFrame]) -> list[FigureTime]:
     starts = run_starts(frames)
     out = []
     for fig_id, part in starts.groupby("figure_id", sort=True):
         out.append(FigureTime(fig_id, ", ".join(sorted(part["session_id"].unique())), len(part),
-                              tuple(part["gap_s"].dropna())))
+                              tuple(part["gap_s"].dropna()), run_walls(frames[fig_id])))
     return out
 
 
@@ -79,25 +98,44 @@ def seconds(value: float | None) -> str:
     return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
 
 
-def table(frames: dict[str, pd.DataFrame], link) -> str:
-    """The Markdown of the wall-time section: per figure, then the estimated whole suite and
-    each session's measured span. ``link(fig_id)`` gives the figure's /bench link target."""
+def seconds_fine(value: float) -> str:
+    """A run's wall time where the runner recorded it to the millisecond: ``7.4 s``."""
+    return f"{value:.1f} s" if value < 60 else seconds(value)
+
+
+def table(frames: dict[str, pd.DataFrame], link, budgets: dict[str, float] | None = None) -> str:
+    """The Markdown of the wall-time section: per figure (with its budget per run, where
+    declared), then the estimated whole suite and each session's measured span.
+    ``link(fig_id)`` gives the figure's /bench link target."""
+    budgets = budgets or {}
     times = figure_times(frames)
-    rows = ["| figure | runs | one run: median gap to the next start [min..max] | session |",
-            "|---|---|---|---|"]
+    rows = ["| figure | runs | one run: median [min..max] | measured as | budget per run | session |",
+            "|---|---|---|---|---|---|"]
     for t in times:
-        lo, hi = (seconds(min(t.gaps)), seconds(max(t.gaps))) if t.gaps else ("", "")
+        show = seconds_fine if t.walls else seconds
+        lo, hi = (show(min(t.times)), show(max(t.times))) if t.times else ("", "")
         spread = f" [{lo}..{hi}]" if lo != hi else ""
-        rows.append(f"| [{t.fig_id}]({link(t.fig_id)}) | {t.runs} | {seconds(t.median)}{spread} | "
+        budget = budgets.get(t.fig_id)
+        over = budget is not None and t.median is not None and t.median > budget
+        budget_text = "—" if budget is None else f"{seconds_fine(budget)}" + (" (**over**)" if over else "")
+        rows.append(f"| [{t.fig_id}]({link(t.fig_id)}) | {t.runs} | "
+                    f"{show(t.median) if t.median is not None else '—'}{spread} | "
+                    f"{'the run' if t.walls else 'gap to the next start'} | {budget_text} | "
                     f"`{fmt.esc(t.session)}` |")
     known = [t for t in times if t.median is not None]
     total = sum(t.median * t.runs for t in known)
+    planned = [budgets[t.fig_id] * t.runs for t in times if t.fig_id in budgets]
+    over = [t.fig_id for t in known if t.fig_id in budgets and t.median > budgets[t.fig_id]]
+    budget_line = (f" The figures' budgets, times their runs, add up to **{seconds(sum(planned))}**; "
+                   + (f"{fmt.count(len(over), 'figure')} took longer than its budget at the median "
+                      f"({', '.join(over)})." if over else "every figure kept to its budget at the median.")
+                   if planned else "")
     paragraphs = ["\n".join(rows),
-                  f"Whole suite, estimated as each figure's median gap times its runs, summed over "
+                  f"Whole suite, estimated as each figure's median run times its runs, summed over "
                   f"{fmt.count(len(known), 'figure')}: **{seconds(total)}** "
-                  "(executing the lesson and building the site come on top). A median leaves out the "
-                  "slow runs, so on a busy machine this reads low: where a session below holds every "
-                  "figure, its span is the time a whole session took."]
+                  "(executing the lesson and building the site come on top)." + budget_line +
+                  " A median leaves out the slow runs, so on a busy machine this reads low: where a "
+                  "session below holds every figure, its span is the time a whole session took."]
     for sid, n_figs, n_runs, span in session_spans(frames):
         paragraphs.append(f"Session `{fmt.esc(sid)}`: {fmt.count(n_figs, 'figure')}, "
                           f"{fmt.count(n_runs, 'run')} kept, {seconds(span)} from its start to its "
@@ -123,4 +161,6 @@ def marker(args: list[str], ctx) -> str:
     for _, problem in refused:  # left out of the sums below: said where the sums are
         ctx.on_problem(problem)
     boxes = "".join(f"{render.error_box(fig_id, problem)}\n\n" for fig_id, problem in refused)
-    return head + boxes + table(frames, lambda fig_id: urls.rel(ctx.src_uri, urls.figure_src(fig_id)))
+    budgets = {f: float(cat.figures[f].extra["budget_s"]) for f in frames
+               if "budget_s" in cat.figures[f].extra}
+    return head + boxes + table(frames, lambda fig_id: urls.rel(ctx.src_uri, urls.figure_src(fig_id)), budgets)

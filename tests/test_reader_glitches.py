@@ -72,6 +72,21 @@ def test_wall_time_is_the_gap_to_the_next_process_start_of_the_same_session():
     assert "13 s from its start" in text
 
 
+def test_a_recorded_run_wall_time_is_quoted_beside_the_budget():
+    session = "20261201T120000Z-abcd"
+    frames = {"fig-a": _starts("fig-a", session, ["2026-12-01T12:00:01Z", "2026-12-01T12:00:10Z"])
+              .assign(run_wall_s=[2.5, 3.5]),
+              "fig-b": _starts("fig-b", session, ["2026-12-01T12:00:04Z", "2026-12-01T12:00:13Z"])
+              .assign(run_wall_s=[9.0, 9.0])}
+    times = {t.fig_id: t for t in walltime.figure_times(frames)}
+    assert times["fig-a"].walls == (2.5, 3.5) and times["fig-a"].median == 3.0  # not the gaps
+    text = walltime.table(frames, lambda fig_id: f"bench/{fig_id}/", {"fig-a": 4.0, "fig-b": 8.0})
+    assert "| [fig-a](bench/fig-a/) | 2 | 3.0 s [2.5 s..3.5 s] | the run | 4.0 s |" in text
+    assert "| 9.0 s | the run | 8.0 s (**over**) |" in text
+    assert "**24 s**" in text  # budgets times runs: 4 s x 2 + 8 s x 2
+    assert "1 figure took longer than its budget at the median (fig-b)" in text
+
+
 def test_wall_time_reads_in_minutes_past_a_minute():
     assert walltime.seconds(648.4) == "10 min 48 s" and walltime.seconds(59.6) == "1 min 0 s"
     assert walltime.seconds(None) == "—"

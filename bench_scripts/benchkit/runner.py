@@ -54,8 +54,9 @@ MULTI_TIMEOUT_S = 300  # one multi-process run (default; FIGURE "timeout_s" over
 CANNOT_RUN_HERE = 6  # a worker's exit status: this machine cannot run the figure (not a failure)
 POLL_S = 0.05  # how often a multi-process run's workers are checked
 # FIGURE keys that shape how a figure runs: worker processes per run, a run's time limit,
-# simulated CPU devices per process (set before the backend starts), devices it needs in all.
-RUNTIME_KEYS = ("processes", "timeout_s", "cpu_devices", "min_devices")
+# simulated CPU devices per process (set before the backend starts), devices it needs in all,
+# and the wall time one run should take here (a budget: reported when exceeded, never enforced).
+RUNTIME_KEYS = ("processes", "timeout_s", "cpu_devices", "min_devices", "budget_s")
 
 
 class BenchLocked(RuntimeError):
@@ -125,12 +126,14 @@ class Figure:
     skipped: str | None = None  # why this machine cannot run it
     processes: int = 1  # worker processes per run (FIGURE "processes")
     timeout_s: float = RUN_TIMEOUT_S
+    budget_s: float | None = None  # wall seconds one run should take (FIGURE "budget_s")
 
     def __post_init__(self) -> None:
         settings = figure_settings(self.script)
         self.processes = int(settings.get("processes", 1))
         default = MULTI_TIMEOUT_S if self.processes > 1 else RUN_TIMEOUT_S
         self.timeout_s = float(settings.get("timeout_s", default))
+        self.budget_s = float(settings["budget_s"]) if "budget_s" in settings else None
 
     @property
     def stem(self) -> str:
@@ -331,6 +334,10 @@ def run_session(scripts: list[Path], runs: int, smoke: bool, results: Path, stag
                 print(f"[round {run + 1}/{runs}, {k + 1}/{len(order)}] {fig.stem} "
                       f"(elapsed {elapsed:.1f} s)", flush=True)
                 run_once(fig, run, session, smoke, staging)
+                took = fig.walls.get(next(reversed(fig.walls), None), 0.0) if fig.walls else 0.0
+                if fig.budget_s is not None and not smoke and took > fig.budget_s:
+                    print(f"{fig.stem}: run {run + 1} took {took:.1f} s, over its budget of "
+                          f"{fig.budget_s:g} s", flush=True)
                 if fig.error:
                     print(f"{fig.stem} FAILED: {fig.error}", file=sys.stderr, flush=True)
                 elif fig.skipped:
