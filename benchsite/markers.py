@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime, yours
+from . import calibration, claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime, yours
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -50,7 +50,8 @@ class Context:
     first_line: int = 1  # the source file's line number of the Markdown's first line (after front matter)
 
 
-QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file)\s+(fig-[\w-]+)")
+QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file|aa-rates)"
+                     r"\s+(fig-[\w-]+)")
 H1 = re.compile(r"^# \S")
 
 
@@ -317,6 +318,39 @@ def verdict_rates_marker(args: list[str], ctx: Context) -> str:
     return str(template("verdict_rates.html", head=head, body=body, note=note))
 
 
+def aa_rates_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:aa-rates fig-aa-calibration [machine=...] -->``: per verdict rule
+    (``calibration.RULES``), how many of the figure's A/A pairs the rule called wrongly, measured
+    on the machine the prose quotes, beside the rate the simulation gives for the same comparison
+    at the site's simulated noise and at the noise these pairs show."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    if opts:
+        raise ValueError(f"unknown options {', '.join(opts)} (known: machine)")
+    found = calibration.pairs(ctx.catalog.table(fig_id, machine))
+    if not found:
+        raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
+    runs, seen = calibration.runs_of(found), calibration.noise(found)
+    head = ["rule", "compares", "A/A pairs", "called a result", "measured rate (95 % interval)",
+            "simulated rate", "simulated at the noise measured here", "pairs called a result"]
+    body = []
+    for count in calibration.measured(found):
+        low, high = count.interval
+        at_site = calibration.simulated(count.rule, runs)
+        here = calibration.simulated(count.rule, runs, seen.run_sd, seen.drift_sd)
+        body.append([count.rule.name, count.rule.how, str(count.pairs), str(len(count.wrong)),
+                     f"{fmt.percent(count.rate)} [{fmt.percent(low)}..{fmt.percent(high)}]",
+                     fmt.percent(at_site), fmt.percent(here), "; ".join(count.wrong) or "none"])
+    note = (f"{fig_id} on {machine}, {fmt.count(runs, 'run')}; one A/A pair per table row. The interval "
+            "is exact for independent pairs; these pairs share their runs and their session, so it is "
+            f"narrower than it should be. Simulated: {calibration.SIM_TRIALS} sets of {runs} runs per rule, "
+            f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
+            f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
+            f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
+    return str(template("aa_rates.html", head=head, body=body, note=note))
+
+
 def _agree_needed() -> str:
     return ", ".join(f"{stats.sign_agree_needed(n)} of {n}" for n in range(stats.PAIRED_MIN_RUNS, 12))
 
@@ -381,6 +415,7 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "detail": detail_marker,
     "verdict-rates": verdict_rates_marker,
     "verdict-rule": verdict_rule_marker,
+    "aa-rates": aa_rates_marker,  # the A/A calibration (docs/verdicts.md)
     "index": pages.index_marker,  # /bench/
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
     "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/
