@@ -86,7 +86,7 @@ def test_exact_interval_matches_clopper_pearson(k, n, low, high):
 def test_simulated_paired_rate_agrees_with_the_site_simulation():
     site = {(r.rule, r.runs): r.rate for r in stats.simulate_error_rates(runs=(9,), shifts=(0,))}
     paired = calibration.RULES[0]
-    # the same model and rule, other draws: within what 1000 and 4000 trials can tell apart
+    # the same model and rule, other draws: within what 2000 and 4000 trials can tell apart
     assert abs(calibration.simulated(paired, 9) - site[("paired", 9)]) < 0.02
 
 
