@@ -54,6 +54,13 @@ def test_each_rule_counts_exactly_the_planted_differences(tmp_path):
         assert count.rate == pytest.approx(2 / 6)
 
 
+def test_the_paired_count_is_the_figure_panels_verdicts(tmp_path):
+    tab = aa_catalog(tmp_path).table("fig-aa", "cpu-test-2c")
+    paired = calibration.measured(calibration.pairs(tab))[0]
+    assert paired.rule.name == "paired"
+    assert paired.wrong == tuple(r.label for r in tab.rows if r.verdict.is_result)  # what the panel says per row
+
+
 def test_no_planted_difference_no_false_positive(tmp_path):
     counts = calibration.measured(found(tmp_path, planted={}))
     assert [len(c.wrong) for c in counts] == [0, 0]
