@@ -53,6 +53,7 @@ class Rule:
     how: str  # how A and B are compared, for the page
     compare: Callable[[np.ndarray, np.ndarray], stats.Verdict]
     wrong: Callable[[stats.Verdict], bool] = is_result  # the false call on A/A data
+    false_call: str = f'"{stats.RESULT}"'  # what that call reads, for the page
 
 
 RULES: tuple[Rule, ...] = (

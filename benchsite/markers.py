@@ -332,14 +332,14 @@ def aa_rates_marker(args: list[str], ctx: Context) -> str:
     if not found:
         raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
     runs, seen = calibration.runs_of(found), calibration.noise(found)
-    head = ["rule", "compares", "A/A pairs", "called a result", "measured rate (95 % interval)",
-            "simulated rate", "simulated at the noise measured here", "pairs called a result"]
+    head = ["rule", "compares", "false call", "A/A pairs", "false calls", "measured rate (95 % interval)",
+            "simulated rate", "simulated at the noise measured here", "pairs with a false call"]
     body = []
     for count in calibration.measured(found):
         low, high = count.interval
         at_site = calibration.simulated(count.rule, runs)
         here = calibration.simulated(count.rule, runs, seen.run_sd, seen.drift_sd)
-        body.append([count.rule.name, count.rule.how, str(count.pairs), str(len(count.wrong)),
+        body.append([count.rule.name, count.rule.how, count.rule.false_call, str(count.pairs), str(len(count.wrong)),
                      f"{fmt.percent(count.rate)} [{fmt.percent(low)}..{fmt.percent(high)}]",
                      fmt.percent(at_site), fmt.percent(here), "; ".join(count.wrong) or "none"])
     note = (f"{fig_id} on {machine}, {fmt.count(runs, 'run')}; one A/A pair per table row. The interval "

@@ -114,6 +114,7 @@ def ctx(catalog, problems=None):
 def test_marker_renders_counts_rates_and_the_pairs_called(tmp_path):
     html = expand("<!-- bench:aa-rates fig-aa -->", ctx(aa_catalog(tmp_path)))
     assert "<td>paired</td>" in html and "<td>unpaired</td>" in html
+    assert html.count("<td>&#34;a result&#34;</td>") == 2  # the false call each rule can make here
     assert html.count("<td>6</td>") == 2 and html.count("<td>2</td>") == 2
     assert html.count("33 % [") == 2  # 2 of 6, with its interval
     assert html.count("op=x, n=3; op=x, n=5") == 2
