@@ -300,17 +300,18 @@ class Cell:
         return w.sample(t, calls, self.lead_in)
 
     def size(self, budget_s: float, clock: Clock) -> int:
-        """Choose the calls per sample (from one or two timed samples of a fast call),
-        then time ``SIZING_SAMPLES`` samples and size the count from their median: one
+        """Choose the calls per sample (a fast call: from the median of ``SIZING_SAMPLES``
+        samples of about a span each), then time ``SIZING_SAMPLES`` samples and size the count from their median: one
         sizing sample that caught a hiccup would set a run's whole sample count."""
         if self.sampler is not None:
             return self.count
         if self.boundary != "loop" and self.calls is None:
             self.calls = 1
             wall = self._wall_per_call(clock)
-            if wall < MIN_SAMPLE_S:  # one call is too short to size k from: time about a span
-                self.calls = choose_calls(wall)
-                wall = self._wall_per_call(clock)
+            if wall < MIN_SAMPLE_S:  # one call is too short to size k from: time about a span,
+                self.calls = choose_calls(wall)  # several times (the first cell sized follows
+                wall = statistics.median(self._wall_per_call(clock)  # every other's warm-up)
+                                         for _ in range(SIZING_SAMPLES))
             self.calls = choose_calls(wall)
         per_sample = statistics.median(s.time_s * s.calls
                                        for s in (self.one(clock) for _ in range(SIZING_SAMPLES)))
