@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # The measuring side may run under another interpreter that has jax + numpy
 # (an accelerator image's own python3): make bench PYTHON=python3
 PYTHON ?= $(PY)
-R ?= 9
+R ?= 6
 ONLY ?=
 SMOKE ?=
 STRICT ?=
@@ -26,7 +26,7 @@ BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/vers
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
-	@echo "  variables: R=9 (runs per figure)  ONLY=a,b (just these figure scripts)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
+	@echo "  variables: R=6 (runs per figure)  ONLY=a,b (just these figure scripts)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
 $(STAMP): requirements.txt pyproject.toml

@@ -154,3 +154,18 @@ def test_every_sample_starts_after_an_untimed_call_of_its_own_cell():
     sampled = log[-12 * lead:]  # the last 12 samples' calls: two cells of 6
     assert all(len(set(sampled[i:i + lead])) == 1 for i in range(0, len(sampled), lead))
     assert {r["lead_in"] for r in rec.rows} == {timing.LEAD_IN_CALLS}
+
+
+def test_a_call_slower_than_the_lead_in_limit_gets_no_lead_in():
+    clock, log = FakeClock(), []
+    rec = recorder(4, clock)
+    with rec.interleaved() as cells:
+        fast = FakeFunction(clock, dispatch_s=0.0, work_s=2**-9, name="fast", log=log)  # 2 ms
+        slow = FakeFunction(clock, dispatch_s=0.0, work_s=2**-5, name="slow", log=log)  # 31 ms
+        assert 2**-9 < timing.LEAD_IN_UNDER_S <= 2**-5
+        cells.collect("fast", "completed", fast, (), dtype="float32", shape="1", maximum=4, minimum=4)
+        cells.collect("slow", "completed", slow, (), dtype="float32", shape="1", maximum=4, minimum=4)
+    lead = {r["variant"]: r["lead_in"] for r in rec.rows}
+    assert lead == {"fast": timing.LEAD_IN_CALLS, "slow": 0}
+    sampled = log[-12:]  # four samples each: fast ones a lead-in and the call, slow ones the call alone
+    assert sampled.count("slow") == 4 and sampled.count("fast") == 8

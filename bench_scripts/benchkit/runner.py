@@ -48,7 +48,7 @@ from .provenance import new_session_id
 from .results import read_rows, to_csv_text, write_atomic
 
 REPO = BENCH_DIR.parent
-DEFAULT_RUNS = 9
+DEFAULT_RUNS = 6  # with the budgets below, a whole session measures in under ten minutes on 2 cores
 RUN_TIMEOUT_S = 900  # one process of one figure; far above any figure's budget
 MULTI_TIMEOUT_S = 300  # one multi-process run (default; FIGURE "timeout_s" overrides): a hung peer
 CANNOT_RUN_HERE = 6  # a worker's exit status: this machine cannot run the figure (not a failure)

@@ -41,9 +41,9 @@ spreads over every cell instead of landing on whichever was measured last.
 Carry-over: an interleaved sample starts right after a sample of some other cell,
 whose data may have pushed this cell's out of the caches and whose threads may be
 parked or busy. So every visit to a cell starts with ``LEAD_IN_CALLS`` untimed
-calls of that cell (recorded as ``lead_in``); the recorder writes which cell ran
-just before each sample (``after``), so the carry-over that is left can be read
-from the data.
+calls of that cell (recorded as ``lead_in``), unless one call takes at least
+``LEAD_IN_UNDER_S``; the recorder writes which cell ran just before each sample
+(``after``), so the carry-over that is left can be read from the data.
 
 Inside each sample's window the garbage collector is off (as ``timeit`` does) and
 ``getrusage`` is read before and after: the process's CPU time, page faults and
@@ -70,11 +70,15 @@ Block = Callable[[Any], Any]
 
 MIN_SAMPLES = 10
 MAX_SAMPLES = 100  # keeps a committed CSV near a megabyte; 100 samples pin a median well
-BUDGET_S = 0.3  # 300 ms of timed work per (variant, shape) per run: more runs beat longer ones
+BUDGET_S = 0.1  # 100 ms of timed work per (variant, shape) per run: more runs beat longer ones
 WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
 MIN_SAMPLE_S = 1e-3  # a sample of a fast call repeats it until it spans about this much wall time
 MAX_CALLS = 10_000  # calls per sample, at most (a 100 ns call)
 LEAD_IN_CALLS = 1  # untimed calls of a cell before each of its samples (carry-over control)
+# A call at least this long keeps no lead-in: it would double the cost of every sample, while what a
+# neighbour leaves behind (a cache to refill, a thread to wake) is a small part of such a call; the
+# ``after`` column lets the carry-over diagnostic check that on every run.
+LEAD_IN_UNDER_S = 0.02
 SIZING_SAMPLES = 3  # samples whose median sizes a cell's sample count
 
 
@@ -315,6 +319,8 @@ class Cell:
             self.calls = choose_calls(wall)
         per_sample = statistics.median(s.time_s * s.calls
                                        for s in (self.one(clock) for _ in range(SIZING_SAMPLES)))
+        if self.boundary != "loop" and per_sample / (self.calls or 1) >= LEAD_IN_UNDER_S:
+            self.lead_in = 0  # a slow call: see LEAD_IN_UNDER_S
         return choose_count(per_sample, budget_s, self.minimum, max(self.minimum, self.maximum))
 
     def _wall_per_call(self, clock: Clock) -> float:
