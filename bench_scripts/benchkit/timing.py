@@ -68,7 +68,7 @@ from . import compiles
 Clock = Callable[[], float]
 Block = Callable[[Any], Any]
 
-MIN_SAMPLES = 10
+MIN_SAMPLES = 5  # a run's median needs a few; the spread that decides a verdict is between runs
 MAX_SAMPLES = 100  # keeps a committed CSV near a megabyte; 100 samples pin a median well
 BUDGET_S = 0.1  # 100 ms of timed work per (variant, shape) per run: more runs beat longer ones
 WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
@@ -79,7 +79,7 @@ LEAD_IN_CALLS = 1  # untimed calls of a cell before each of its samples (carry-o
 # neighbour leaves behind (a cache to refill, a thread to wake) is a small part of such a call; the
 # ``after`` column lets the carry-over diagnostic check that on every run.
 LEAD_IN_UNDER_S = 0.02
-SIZING_SAMPLES = 3  # samples whose median sizes a cell's sample count
+SIZING_SAMPLES = 3  # samples whose median sizes a cell's sample count (fewer for a slow call)
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,8 @@ class Cell:
 
     def size(self, budget_s: float, clock: Clock) -> int:
         """Choose the calls per sample (a fast call: from the median of ``SIZING_SAMPLES``
-        samples of about a span each), then time ``SIZING_SAMPLES`` samples and size the count from their median: one
+        samples of about a span each), then time ``SIZING_SAMPLES`` samples (fewer when
+        they already hold half the budget) and size the count from their median: one
         sizing sample that caught a hiccup would set a run's whole sample count."""
         if self.sampler is not None:
             return self.count
@@ -317,8 +318,11 @@ class Cell:
                 wall = statistics.median(self._wall_per_call(clock)  # every other's warm-up)
                                          for _ in range(SIZING_SAMPLES))
             self.calls = choose_calls(wall)
-        per_sample = statistics.median(s.time_s * s.calls
-                                       for s in (self.one(clock) for _ in range(SIZING_SAMPLES)))
+        sized: list[float] = []  # up to SIZING_SAMPLES, fewer once they hold half the budget
+        while len(sized) < SIZING_SAMPLES and (not sized or sum(sized) < budget_s / 2):
+            s = self.one(clock)
+            sized.append(s.time_s * s.calls)
+        per_sample = statistics.median(sized)
         if self.boundary != "loop" and per_sample / (self.calls or 1) >= LEAD_IN_UNDER_S:
             self.lead_in = 0  # a slow call: see LEAD_IN_UNDER_S
         return choose_count(per_sample, budget_s, self.minimum, max(self.minimum, self.maximum))
