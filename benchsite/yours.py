@@ -4,8 +4,10 @@ the site's claims did not hold here.
 
 Everything is read from the table models (``Catalog.table``) and the comparison cells the /bench
 machine pages use (``pages.comparison_cells``); the claims come from ``claimcheck``, the same
-evaluation ``make claims`` prints. Health is what the results record per run: the load average
-when each run's process started (``load_avg_1m``, over ``cpu_count``), the run-to-run range of
+evaluation ``make claims`` prints. Health is what the results record per run: the other work on
+the machine while the run measured (``other_load``, schema 4: other processes' CPU time over the
+run's measuring, over ``cpu_count``; older results: the load average when the run's process
+started less the session's own process, ``load_avg_1m``), the run-to-run range of
 each cell, and the runs whose cells lie, at their median, far from the other runs' in several
 figures at once (a session-wide disturbance: round r of every figure runs one after the other).
 """
@@ -36,6 +38,7 @@ class Health:
     load_max: float
     widest: tuple[str, float]  # the figure and cell range (max - min over the median) that is widest
     outlying: dict[int, list[str]]  # run index -> the figures where that run's medians lay far out
+    during: bool = False  # the load was measured over the runs (other_load), not read at their start
 
     @property
     def noisy(self) -> bool:
@@ -49,7 +52,7 @@ class Health:
 
 def health(cat: Catalog, machine: str) -> Health | None:
     """How quiet the machine was while it measured: None when it has no valid results."""
-    loads, widest, outlying, figures = [], ("", 0.0), {}, 0
+    loads, widest, outlying, figures, during = [], ("", 0.0), {}, 0, []
     for fig_id in sorted(cat.figures):
         if (fig_id, machine) not in cat.frames:
             continue
@@ -57,7 +60,13 @@ def health(cat: Catalog, machine: str) -> Health | None:
         figures += 1
         per_run = tab.frame.groupby("run").first()
         cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
-        loads.extend(((per_run["load_avg_1m"].astype(float) - 1).clip(lower=0) / cores).dropna().tolist())
+        measured = per_run["other_load"].astype(float) if "other_load" in per_run else None
+        if measured is not None and measured.notna().all():  # schema 4: measured over the run
+            loads.extend((measured / cores).dropna().tolist())
+            during.append(True)
+        else:
+            loads.extend(((per_run["load_avg_1m"].astype(float) - 1).clip(lower=0) / cores).dropna().tolist())
+            during.append(False)
         off: dict[int, list[float]] = {}  # run -> its median over each cell's median of runs, per cell
         for row in tab.rows:
             for variant, summary in row.cells.items():
@@ -75,7 +84,7 @@ def health(cat: Catalog, machine: str) -> Health | None:
     if not figures:
         return None
     return Health(figures, float(np.median(loads)) if loads else float("nan"), max(loads, default=float("nan")),
-                  widest, outlying)
+                  widest, outlying, during=all(during))
 
 
 def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:

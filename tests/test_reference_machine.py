@@ -82,3 +82,18 @@ def test_session_health_names_a_run_that_disturbed_every_figure_and_a_busy_machi
     quiet, busy = yours.health(cat, "cpu-quiet"), yours.health(cat, "cpu-busy")
     assert (quiet.figures, round(quiet.load_median, 6), quiet.disturbed, quiet.noisy) == (2, 0.1, {}, False)
     assert busy.load_median == 1.5 and busy.disturbed == {2: ["fig-demo", "fig-other"]} and busy.noisy
+
+
+def test_session_health_prefers_the_load_measured_over_the_runs(tmp_path):
+    from benchkit import results
+    from benchsite import yours
+    from test_results import make_row
+
+    # The load average at the start says busy; what other processes did during the runs says quiet.
+    rows = [make_row(run=r, sample=s, variant=v, params="n=8", machine="cpu-m", load_avg_1m=4.0,
+                     other_load=0.2, time_s=t * (1.0 + 0.01 * r))
+            for r in range(6) for s in range(4) for v, t in (("fast", 1e-5), ("slow", 1e-3))]
+    results.write_atomic(tmp_path / "r" / "cpu-m" / "demo.csv", results.to_csv_text(rows))
+    cat = Catalog.build(tmp_path / "r", {"fig-demo": demo_figure(tmp_path)})
+    health = yours.health(cat, "cpu-m")
+    assert health.during and round(health.load_median, 6) == 0.1 and not health.noisy  # 0.2 CPUs of 2
