@@ -36,7 +36,8 @@ def test_every_program_has_all_six_columns_at_their_boundaries_warm_and_checked(
 
 
 def test_flops_are_the_compiled_programs_estimate_and_match_the_row_key(rows):
-    expected = {"add": lambda n: n, "axpy": lambda n: 2 * n, "matmul": lambda n: 2 * n**3}
+    expected = {"add": lambda n: n, "axpy": lambda n: 2 * n, "matmul": lambda n: 2 * n**3,
+                "transpose": lambda n: 0}
     for (op, n), found in _programs(rows).items():
         assert {r["flops"] for r in found} == {str(expected[op](n))}, (op, n)
         assert {r["p"]["flops"] for r in found} == {str(expected[op](n))}, (op, n)
@@ -48,6 +49,7 @@ def test_the_programs_lie_on_both_sides_of_the_threshold_in_pairs_one_step_apart
                          (("axpy", 16), ("axpy", 1024))):
         assert flops[below] < THRESHOLD <= flops[above], (below, above)
     assert flops[("add", 1)] < THRESHOLD  # the harness floor's near-empty call is a cheap one
+    assert flops[("transpose", 256)] == 0  # 65536 elements moved, and cheap by this count
 
 
 def test_inline_calls_and_cheap_calls_return_with_their_output_ready(rows):
