@@ -77,3 +77,41 @@ def test_dispatch_page_does_not_say_np_asarray_always_copies():
     item = text[text.index("- `np.asarray(y)`"):text.index("- `y.item()`")]
     assert "waits" in item and "view" in item and "device to host" in item
     assert "how-good-is-this-number.md#reading-on-the-host" in item
+
+
+CPU_CLIENT_FACTS = """
+import jax, jax.numpy as jnp
+from jax.extend.backend import clear_backends
+
+tiny, big = jax.jit(lambda x: x + 1), jax.jit(lambda x: x @ x)
+transpose = jax.jit(lambda x: x.T)
+cost = lambda f, x: f.lower(x).compile().cost_analysis()
+x, m = jnp.ones(999), jnp.ones((512, 512))
+assert isinstance(cost(tiny, x), dict) and cost(tiny, x)["flops"] == 999
+assert cost(big, m)["flops"] == 2 * 512**3 and "flops" not in cost(transpose, m)
+assert all(tiny(x).is_ready() for _ in range(20))  # under the threshold: ran before returning
+assert all(transpose(m).is_ready() for _ in range(5))  # no flops, so inline too
+client = jax.devices()[0].client
+jax.config.update("jax_cpu_enable_async_dispatch", False)
+assert jax.devices()[0].client is client  # read only when a client is created
+clear_backends()
+m = jnp.ones((512, 512))
+assert jax.devices()[0].client is not client
+assert all(big(m).is_ready() for _ in range(5))  # the new client runs even a large matmul inline
+"""
+
+
+def test_the_cpu_client_runs_cheap_programs_inline_and_reads_the_async_option_when_created():
+    """asynchronous-dispatch.md#cpu-threshold: cost_analysis() is a dict with "flops" (none for a
+    transpose); a program under 1000 flops returns ready; the option needs a new client. In a
+    subprocess: clearing the backends here would disturb the rest of the test session."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", CPU_CLIENT_FACTS], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = prose("asynchronous-dispatch.md")
+    assert "under 1000 floating-point operations" in text and "clear_backends()" in text
+    assert "jax_cpu_enable_async_dispatch" in text
