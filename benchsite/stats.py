@@ -12,6 +12,12 @@ Whether a difference is "a result" (docs/verdicts.md, "How a verdict is decided"
   exact rank-sum test on the run medians plus an effect floor.
 :func:`simulate_error_rates` measures both rules' error rates on simulated runs;
 the page shows its table and a test keeps the rates within bounds.
+
+Whether two things are "the same within ±m" is a third rule, not the absence of a result
+(docs/verdicts.md, "The same within a margin"): :func:`paired_equivalence` asks whether a
+distribution-free interval for the median per-run log ratio (the sign test's) lies inside
+±log(1 + m), and :func:`unpaired_equivalence` the same of the Hodges–Lehmann interval from the
+rank-sum; the margin is always the caller's. :func:`simulate_equivalence_rates` measures it.
 """
 
 from __future__ import annotations
@@ -41,6 +47,10 @@ UNPAIRED_MIN_RUNS = 3  # runs needed on each side
 UNPAIRED_ALPHA = 0.025  # one-sided level of the exact rank-sum (Mann-Whitney) test
 UNPAIRED_K = 1.5  # the log ratio of medians must exceed UNPAIRED_K robust SDs (the larger side's)
 
+# --- the equivalence rule's constants (docs/verdicts.md, "The same within a margin") ---
+SAME = "the same"  # the start of an equivalence verdict's text: "the same within ±5 %"
+EQUIV_ALPHA = 0.05  # each of the two one-sided tests; the interval is a 1 - 2 x 0.05 = 90 % one
+
 # --- the simulation's model of run noise (docs/verdicts.md) ---
 SIM_RUN_SD = 0.02  # each run median's own log-normal noise, per variant
 SIM_DRIFT_SD = 0.03  # a per-run drift shared by every variant of that run (one process)
@@ -48,6 +58,8 @@ SIM_RUNS = (5, 7, 9)
 SIM_SHIFTS = (0, 1, 2, 3)  # true differences, in spreads (SD of the log run medians)
 SIM_TRIALS = 4000
 SIM_SEED = 20260
+SIM_MARGINS = (0.05, 0.10, 0.25)  # equivalence margins the page simulates
+SIM_EQUIV_SHIFTS = (0.0, 0.5, 1.0, 1.5)  # true differences, in margins (log(1 + m) units)
 
 
 @dataclass(frozen=True)
@@ -337,6 +349,128 @@ def unpaired_verdict(a: Summary | np.ndarray, b: Summary | np.ndarray) -> Verdic
     return Verdict(NOT_YET, f"{why}: {facts}", ratio, floor_frac, n)
 
 
+# --- the same within a margin: two one-sided tests on an interval ------------------------------
+
+@dataclass(frozen=True)
+class Equivalence:
+    """What the equivalence rule decided and why. ``str()`` is the short verdict: "the same within
+    ±5 %", or "could not show the same within ±5 %" (never "different": that is the other rules')."""
+
+    text: str
+    reason: str  # one sentence: the interval, the margin, the runs
+    margin: float  # the caller's margin as a fraction (0.05 = ±5 %)
+    ratio: float = float("nan")  # the point estimate: exp(median d) paired, exp(Hodges-Lehmann shift) unpaired
+    low: float = float("nan")  # the interval of the ratio (a / b), exp of the interval of d
+    high: float = float("nan")
+    runs: int = 0  # paired runs, or the smaller side's runs
+
+    @property
+    def is_same(self) -> bool:
+        return self.text.startswith(SAME)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def check_margin(margin: object) -> float:
+    """A margin as a fraction strictly between 0 and 1; anything else is refused (no default)."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 1:
+        raise ValueError(f"an equivalence margin is a fraction between 0 and 1 (0.05 = ±5 %), not {margin!r}")
+    return float(margin)
+
+
+def _binom_lower(n: int, k: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    return sum(math.comb(n, j) for j in range(k + 1)) / 2 ** n
+
+
+@functools.cache
+def sign_interval_rank(n: int, alpha: float = EQUIV_ALPHA) -> int | None:
+    """The k for which [d_(k), d_(n+1-k)] (1-based order statistics of n per-run log ratios) is the
+    sign test's interval for their median with each tail at most ``alpha``: the largest k with
+    P(Binomial(n, 1/2) <= k - 1) <= alpha. None when even [min, max] misses (n too small)."""
+    k = next((j for j in range(n // 2 + 1, 0, -1) if _binom_lower(n, j - 1) <= alpha), None)
+    return k
+
+
+@functools.cache
+def rank_sum_interval_rank(n: int, m: int, alpha: float = EQUIV_ALPHA) -> int | None:
+    """The k for which [D_(k), D_(nm+1-k)] of the n x m differences a_i - b_j is the Hodges-Lehmann
+    interval for the shift (each tail at most ``alpha`` by the exact rank-sum distribution);
+    None when even [min, max] misses."""
+    need = rank_sum_needed(n, m, alpha)
+    return None if need is None else n * m - need + 1
+
+
+def same_label(margin: float) -> str:
+    return f"{SAME} within ±{_percent(margin)}"
+
+
+def _equiv_decide(diffs: np.ndarray, k: int | None, margin: float) -> tuple[np.ndarray, ...]:
+    """TOST on sorted log differences (last axis), vectorised: (the same, low, high) with
+    [low, high] = [x_(k), x_(N+1-k)] and the margin ±log(1 + margin)."""
+    if k is None:
+        nan = np.full(diffs.shape[:-1], np.nan)
+        return np.zeros(diffs.shape[:-1], bool), nan, nan
+    x = np.sort(diffs, axis=-1)
+    low, high = x[..., k - 1], x[..., x.shape[-1] - k]
+    bound = math.log1p(margin)
+    return (low > -bound) & (high < bound), low, high
+
+
+def _paired_same(d: np.ndarray, margin: float) -> tuple[np.ndarray, ...]:
+    return _equiv_decide(d, sign_interval_rank(d.shape[-1]), margin)
+
+
+def _unpaired_same(la: np.ndarray, lb: np.ndarray, margin: float) -> tuple[np.ndarray, ...]:
+    n, m = la.shape[-1], lb.shape[-1]
+    diffs = (la[..., :, None] - lb[..., None, :]).reshape(*la.shape[:-1], n * m)
+    return _equiv_decide(diffs, rank_sum_interval_rank(n, m), margin)
+
+
+def _equivalence(ok: bool, low: float, high: float, est: float, margin: float, runs: int,
+                 how: str) -> Equivalence:
+    interval = f"{math.exp(low):.3g}..{math.exp(high):.3g}"
+    facts = (f"{how} {interval} (point {math.exp(est):.3g}), margin {1 / (1 + margin):.3g}..{1 + margin:.3g}, "
+             f"{runs} runs" if low == low else f"{runs} runs: too few for a {how}")
+    if ok:
+        return Equivalence(same_label(margin), facts, margin, math.exp(est), math.exp(low), math.exp(high), runs)
+    text = f"could not show {same_label(margin)}" + (f" (interval {interval}×)" if low == low else "")
+    return Equivalence(text, facts, margin, math.exp(est), math.exp(low), math.exp(high), runs)
+
+
+def paired_equivalence(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, margin: float) -> Equivalence:
+    """Variants a and b measured in the same runs (as :func:`paired_verdict` takes them) are "the same
+    within ±margin" when the sign test's interval for the median per-run log ratio d_i (each tail
+    at most EQUIV_ALPHA: two one-sided tests) lies inside ±log(1 + margin)."""
+    margin = check_margin(margin)
+    if isinstance(a, pd.Series) and isinstance(b, pd.Series):
+        a, b = paired_runs(a, b)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    keep = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b)
+    d = np.log(a[keep] / b[keep])
+    est = float(np.median(d)) if d.size else float("nan")
+    ok, low, high = (np.asarray(x).item() for x in _paired_same(d, margin))
+    how = f"{100 * (1 - 2 * EQUIV_ALPHA):.0f} % sign-test interval of the per-run ratio"
+    return _equivalence(ok, low, high, est, margin, int(d.size), how)
+
+
+def unpaired_equivalence(a: Summary | np.ndarray, b: Summary | np.ndarray, margin: float) -> Equivalence:
+    """Two sessions or machines (runs not paired) are "the same within ±margin" when the
+    Hodges-Lehmann interval for the shift of the log run medians (from the exact rank-sum
+    distribution, each tail at most EQUIV_ALPHA) lies inside ±log(1 + margin)."""
+    margin = check_margin(margin)
+    va = np.asarray(a.values if isinstance(a, Summary) else a, float)
+    vb = np.asarray(b.values if isinstance(b, Summary) else b, float)
+    la, lb = np.log(va[(va > 0) & np.isfinite(va)]), np.log(vb[(vb > 0) & np.isfinite(vb)])
+    if not (la.size and lb.size):
+        return _equivalence(False, math.nan, math.nan, math.nan, margin, 0, "no runs:")
+    est = float(np.median(la[:, None] - lb[None, :]))
+    ok, low, high = (np.asarray(x).item() for x in _unpaired_same(la, lb, margin))
+    how = f"{100 * (1 - 2 * EQUIV_ALPHA):.0f} % Hodges-Lehmann interval of the ratio"
+    return _equivalence(ok, low, high, est, margin, int(min(la.size, lb.size)), how)
+
+
 def verdict(a: pd.Series, b: pd.Series) -> str:
     """The paired rule's short verdict for two variants' run medians (indexed by run)."""
     return paired_verdict(a, b).text
@@ -383,6 +517,53 @@ def simulate_error_rates(runs=SIM_RUNS, shifts=SIM_SHIFTS, trials: int = SIM_TRI
             other = rng.normal(0.0, drift_sd, (trials, r)) + rng.normal(0.0, run_sd, (trials, r))
             out.append(Rate("unpaired", r, shift, float(_unpaired_decide(la, other)[0].mean())))
     return out
+
+
+@dataclass(frozen=True)
+class EquivRate:
+    rule: str  # "paired" or "unpaired"
+    runs: int  # R
+    margin: float  # the margin the rule was asked about (0.05 = ±5 %)
+    shift: float  # the true difference, in margins (1: exactly at the margin)
+    rate: float  # fraction of trials the rule called "the same"
+
+    @property
+    def error(self) -> float:
+        """False equivalence at or beyond the margin; else one minus the power."""
+        return self.rate if self.shift >= 1 else 1.0 - self.rate
+
+
+def simulate_equivalence_rates(runs=SIM_RUNS, margins=SIM_MARGINS, shifts=SIM_EQUIV_SHIFTS,
+                               trials: int = SIM_TRIALS, seed: int = SIM_SEED, run_sd: float = SIM_RUN_SD,
+                               drift_sd: float = SIM_DRIFT_SD) -> list[EquivRate]:
+    """How often each equivalence rule says "the same" on the runs of :func:`simulate_error_rates`'s
+    model, with a true log ratio of ``shift`` x log(1 + margin) (seeded)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in runs:
+        for margin in margins:
+            for shift in shifts:
+                drift = rng.normal(0.0, drift_sd, (trials, r))
+                la = drift + rng.normal(0.0, run_sd, (trials, r)) + shift * math.log1p(margin)
+                lb = drift + rng.normal(0.0, run_sd, (trials, r))
+                other = rng.normal(0.0, drift_sd, (trials, r)) + rng.normal(0.0, run_sd, (trials, r))
+                out.append(EquivRate("paired", r, margin, shift, float(_paired_same(la - lb, margin)[0].mean())))
+                out.append(EquivRate("unpaired", r, margin, shift, float(_unpaired_same(la, other, margin)[0].mean())))
+    return out
+
+
+def noise_from_runs(cells: list[np.ndarray], pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """The simulation's (run_sd, drift_sd) from measured runs: ``cells`` are run medians of one
+    variant in one row (at least five runs each), ``pairs`` two variants' run medians aligned run by
+    run. In the model, the SD of a cell's log run medians is hypot(run_sd, drift_sd) and the SD of
+    a pair's log ratios sqrt(2) x run_sd: each is taken as the median over cells (pairs) of the
+    sample SD, so one very noisy cell does not set the noise of all."""
+    total = [np.std(np.log(c), ddof=1) for c in cells if len(c) >= PAIRED_MIN_RUNS]
+    own = [np.std(np.log(a / b), ddof=1) / math.sqrt(2) for a, b in pairs if len(a) >= PAIRED_MIN_RUNS]
+    if not total or not own:
+        raise ValueError("too few cells with enough runs to measure the noise")
+    run_sd, spread = float(np.median(own)), float(np.median(total))
+    return run_sd, math.sqrt(max(spread ** 2 - run_sd ** 2, 0.0))
 
 
 def noise_label(within: float) -> str:

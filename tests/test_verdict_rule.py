@@ -164,3 +164,115 @@ def test_identical_runs_are_not_a_result():
     same = summary([1.0, 1.0, 1.0, 1.0, 1.0])
     assert stats.unpaired_verdict(same, same).text == "not a result yet"
     assert stats.paired_verdict(series([1.0] * 5), series([1.0] * 5)).text == "not a result yet"
+
+
+# --- the equivalence rule ("the same within ±m") ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def same_rates():
+    return {(r.rule, r.runs, r.margin, r.shift): r for r in stats.simulate_equivalence_rates()}
+
+
+@pytest.mark.parametrize("rule", ["paired", "unpaired"])
+@pytest.mark.parametrize("runs", stats.SIM_RUNS)
+@pytest.mark.parametrize("margin", stats.SIM_MARGINS)
+def test_false_equivalence_at_the_margin_stays_near_alpha(same_rates, rule, runs, margin):
+    # two one-sided tests at EQUIV_ALPHA: at the margin at most that, plus simulation noise
+    # (measured: paired about 2 %, unpaired about 4-5 %); beyond it, less
+    assert same_rates[(rule, runs, margin, 1.0)].rate <= stats.EQUIV_ALPHA + 0.015
+    assert same_rates[(rule, runs, margin, 1.5)].rate <= 0.01
+
+
+@pytest.mark.parametrize("rule", ["paired", "unpaired"])
+def test_equivalence_power_falls_as_the_difference_nears_the_margin(same_rates, rule):
+    for runs in stats.SIM_RUNS:
+        for margin in stats.SIM_MARGINS:
+            power = [same_rates[(rule, runs, margin, s)].rate for s in stats.SIM_EQUIV_SHIFTS]
+            assert power == sorted(power, reverse=True), (runs, margin, power)
+    # with the model's quiet noise, nine paired runs show ±10 % whenever nothing differs
+    assert same_rates[("paired", 9, 0.10, 0.0)].rate >= 0.95
+
+
+def test_equivalence_false_rate_holds_whatever_the_noise():
+    """The sign-test interval is distribution-free: at the margin, false equivalence stays at or
+    under its level with noise ten times the model's, where the power collapses instead."""
+    loud = stats.simulate_equivalence_rates(margins=(0.25,), shifts=(0.0, 1.0), run_sd=10 * stats.SIM_RUN_SD,
+                                            drift_sd=10 * stats.SIM_DRIFT_SD)
+    assert max(r.rate for r in loud if r.shift == 1.0) <= stats.EQUIV_ALPHA + 0.015
+    assert max(r.rate for r in loud if r.shift == 0.0 and r.rule == "paired") < 0.95
+
+
+def test_the_interval_ranks():
+    assert stats.sign_interval_rank(4) is None  # min..max of four misses one time in eight on each side
+    assert [stats.sign_interval_rank(n) for n in (5, 7, 9, 11)] == [1, 1, 2, 3]
+    assert stats.rank_sum_interval_rank(3, 3) == 1  # complete separation of 3 and 3: one time in twenty
+    assert stats.rank_sum_interval_rank(9, 9) == 22
+
+
+def test_clearly_the_same_is_the_same_with_its_numbers():
+    b = series([1.00, 1.20, 0.90, 1.10, 1.05, 0.95, 1.15, 1.00, 0.98])  # runs drift together...
+    a = b * np.array([1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99, 1.0, 1.002])  # ...the ratio stays within 1 %
+    v = stats.paired_equivalence(a, b, margin=0.05)
+    assert v.is_same and str(v) == "the same within ±5 %"
+    assert 0.99 <= v.low <= v.ratio <= v.high <= 1.01 and v.runs == 9 and v.margin == 0.05
+    assert "sign-test interval" in v.reason and "9 runs" in v.reason
+
+
+def test_clearly_different_is_not_the_same():
+    b = series([1.00, 1.02, 0.99, 1.01, 1.00, 1.03, 0.98, 1.00, 1.01])
+    v = stats.paired_equivalence(b * 1.2, b, margin=0.05)
+    assert not v.is_same and v.text.startswith("could not show the same within ±5 % (interval 1.2")
+    assert stats.paired_verdict(b * 1.2, b).is_result
+
+
+def test_noisy_runs_are_inconclusive_both_ways():
+    """Ratios scattered by ±30 % around one: neither a result nor the same within ±5 %; a
+    margin wide enough for the scatter is shown."""
+    b = series([1.0] * 9)
+    a = series([1.3, 0.75, 1.25, 0.8, 1.0, 1.2, 0.85, 1.1, 0.9])
+    assert not stats.paired_verdict(a, b).is_result
+    narrow = stats.paired_equivalence(a, b, margin=0.05)
+    assert not narrow.is_same and "interval 0.8..1.2" in narrow.text
+    assert stats.paired_equivalence(a, b, margin=0.5).is_same
+
+
+def test_equivalence_is_symmetric_in_its_two_variants():
+    b = series([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02, 0.98, 1.01])
+    a = b * np.array([1.04, 1.03, 1.045, 1.02, 1.035, 1.04, 1.03, 1.03, 1.04])
+    one, other = stats.paired_equivalence(a, b, 0.05), stats.paired_equivalence(b, a, 0.05)
+    assert one.is_same and other.is_same  # 1.045 lies inside 1.05 and 1/1.045 inside 1/1.05
+
+
+def test_few_runs_show_nothing_the_same():
+    b = series([1.0] * 4)
+    v = stats.paired_equivalence(b, b, margin=0.5)
+    assert not v.is_same and v.reason.startswith("4 runs: too few") and "(interval" not in v.text
+
+
+@pytest.mark.parametrize("margin", [None, 0, 1, 1.5, -0.05, "0.05", True])
+def test_a_margin_must_be_given_as_a_fraction(margin):
+    b = series([1.0] * 9)
+    with pytest.raises(ValueError, match="margin"):
+        stats.paired_equivalence(b, b, margin)
+    with pytest.raises(TypeError):
+        stats.paired_equivalence(b, b)  # no default margin
+
+
+def test_unpaired_equivalence():
+    a = summary([1.00, 1.01, 0.99, 1.005, 0.995, 1.0, 1.002])
+    b = summary([1.002, 0.998, 1.01, 0.99, 1.0, 1.004, 0.996])
+    assert stats.unpaired_equivalence(a, b, 0.05).is_same
+    far = stats.unpaired_equivalence(summary([2 * x for x in a.values]), b, 0.05)
+    assert not far.is_same and 1.9 < far.ratio < 2.1
+    assert not stats.unpaired_equivalence(summary([1.0, 1.0]), b, 0.5).is_same  # two runs: no interval
+
+
+def test_noise_from_runs_recovers_the_model():
+    rng = np.random.default_rng(1)
+    drift = rng.normal(0, 0.15, (200, 9))
+    a = np.exp(drift + rng.normal(0, 0.05, (200, 9)))
+    b = np.exp(drift + rng.normal(0, 0.05, (200, 9)))
+    run_sd, drift_sd = stats.noise_from_runs(list(a) + list(b), list(zip(a, b)))
+    assert run_sd == pytest.approx(0.05, rel=0.15) and drift_sd == pytest.approx(0.15, rel=0.15)
+    with pytest.raises(ValueError):
+        stats.noise_from_runs([np.ones(3)], [])
