@@ -425,7 +425,8 @@ def _paired_same(d: np.ndarray, margin: float) -> tuple[np.ndarray, ...]:
 def _unpaired_same(la: np.ndarray, lb: np.ndarray, margin: float) -> tuple[np.ndarray, ...]:
     n, m = la.shape[-1], lb.shape[-1]
     diffs = (la[..., :, None] - lb[..., None, :]).reshape(*la.shape[:-1], n * m)
-    return _equiv_decide(diffs, rank_sum_interval_rank(n, m), margin)
+    k = rank_sum_interval_rank(n, m) if min(n, m) >= UNPAIRED_MIN_RUNS else None  # as the unpaired rule
+    return _equiv_decide(diffs, k, margin)
 
 
 def _equivalence(ok: bool, low: float, high: float, est: float, margin: float, runs: int,
