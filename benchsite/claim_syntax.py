@@ -16,7 +16,7 @@ class ClaimError(ValueError):
     """A claim the build cannot read (unknown figure, variant or row, bad syntax)."""
 
 
-FUNCTIONS = ("median", "ratio", "growth", "result", "faster", "slower", "metric", "spread", "within",
+FUNCTIONS = ("median", "ratio", "growth", "result", "faster", "slower", "same", "metric", "spread", "within",
              "clusters")
 COMPARE: dict[type, Callable[[object, object], bool]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
@@ -36,12 +36,24 @@ def parse(expr: str) -> ast.Expression:
         if isinstance(node, ast.Call) and not all(isinstance(a, ast.Constant) for a in
                                                   [*node.args, *(k.value for k in node.keywords)]):
             raise ClaimError(f"arguments must be literals in {expr.strip()!r}")
+        if isinstance(node, ast.Call) and node.func.id == "same":
+            _check_same(node, expr)
         allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not,
                    ast.USub, ast.BinOp, ast.Call, ast.Name, ast.Constant, ast.keyword, ast.Load,
                    *COMPARE, *ARITH)
         if not isinstance(node, allowed):
             raise ClaimError(f"{type(node).__name__} is not allowed in a claim ({expr.strip()!r})")
     return tree
+
+
+def _check_same(node: ast.Call, expr: str) -> None:
+    """``same(...)`` states its margin, a fraction between 0 and 1: "the same" has no default width."""
+    margin = [k.value.value for k in node.keywords if k.arg == "margin"]
+    if not margin:
+        raise ClaimError(f"same() needs margin= (a fraction: 0.05 for ±5 %) in {expr.strip()!r}")
+    value = margin[0]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ClaimError(f"same() margin must be a fraction between 0 and 1, not {value!r}, in {expr.strip()!r}")
 
 
 def split(spec: str) -> tuple[str, tuple[str, ...], str]:

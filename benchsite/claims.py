@@ -18,6 +18,9 @@ where ``first`` / ``last`` pick the first / last row among those the other param
 * ``result(a=None, b=None, **sel)``: the paired verdict (``stats.paired_verdict``, the
   verdict page's rule) says "a result"; ``faster(a, b, **sel)`` / ``slower(a, b, **sel)``:
   a result and a below / above b;
+* ``same(a=None, b=None, margin=M, **sel)``: the equivalence rule (``stats.paired_equivalence``)
+  says the two variants (the figure's ratio pair unless named) are the same within ±M, M a
+  fraction (0.05 = ±5 %) the claim must state; ``not same(...)`` says only that it could not show it;
 * ``metric(name, variant, **sel)``: the median of another quantity (``metrics.py``: error,
   bandwidth, flop_rate, size);
 * ``spread(variant, **sel)`` / ``within(variant, **sel)``: the cell's between-run range and
@@ -162,6 +165,14 @@ class _Env:
         decided, ratio = self.verdict(a, b, sel)
         return decided.is_result and ratio > 1
 
+    def same(self, a: str | None = None, b: str | None = None, *, margin: float, **sel) -> bool:
+        row = self.row(sel)
+        a, b = self.pair(row, a, b)
+        decided = stats.paired_equivalence(row.run_medians[a], row.run_medians[b], margin)
+        self._note(f"equivalence {a} vs {b} at {row.label or 'the only row'}", 0.0,
+                   f"{decided.text} ({decided.reason})")
+        return decided.is_same
+
     def metric(self, name: str, variant: str, **sel) -> float:
         row = self.row(sel)
         self.cell(row, variant)
@@ -264,12 +275,18 @@ class _Direction:
 
 
 class _WholeVerdictAbsent(ast.NodeTransformer):
-    """``not result(...)`` (or ``not faster``/``not slower``) read on every run together: that a
-    verdict did not find a difference is a statement about all runs, and one run's direction
-    neither makes nor breaks it. Each such term is replaced by its value on the whole table."""
+    """``not result(...)`` (or ``not faster``/``not slower``) and ``same(...)`` read on every run
+    together: that a verdict did not find a difference, or that the runs show two things the same
+    within a margin, is a statement about all runs, and one run's direction neither makes nor
+    breaks it. Each such term is replaced by its value on the whole table."""
 
     def __init__(self, env: _Env) -> None:
         self.env = env
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if node.func.id == "same":  # equivalence is shown by all runs together, never by one
+            return ast.copy_location(ast.Constant(bool(_eval(node, self.env))), node)
+        return self.generic_visit(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         operand = node.operand

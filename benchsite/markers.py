@@ -176,6 +176,10 @@ def value_marker(args: list[str], ctx: Context) -> str:
     if stat == "verdict":  # the reason goes in the title, and the words link to the rule
         decided = quotes.verdict(frame, opts, fig)
         return render.value(decided.text, f"{title}; paired rule: {decided.reason}", ctx.link(render.RULE_PATH))
+    if stat == "same":  # the equivalence rule, with its interval in the title
+        same = quotes.equivalence(frame, opts, fig)
+        return render.value(same.text, f"{title}; equivalence rule: {same.reason}",
+                            ctx.link(render.RULE_PATH) + "#the-same-within-a-margin")
     return render.value(STATS[stat](frame, opts, fig), title)
 
 
@@ -210,6 +214,7 @@ STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], Figure], str]] = {
     "diff": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig)),
     "lost": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig, per_window=True)),
     "verdict": lambda frame, opts, fig: quotes.verdict(frame, opts, fig).text,
+    "same": lambda frame, opts, fig: quotes.equivalence(frame, opts, fig).text,
     "range": lambda frame, opts, fig: fmt.percent(quotes.range_frac(frame, opts)),
     "within": lambda frame, opts, fig: fmt.percent(quotes.within(frame, opts)),
     "runs": lambda frame, opts, fig: str(quotes.runs(frame, opts)),
@@ -290,32 +295,104 @@ def detail_marker(args: list[str], ctx: Context) -> str:
 
 # --- bench:verdict-rates, bench:verdict-rule ----------------------------------------------
 
+def _sim_noise(opts: dict[str, str], ctx: Context) -> tuple[float, float, str]:
+    """(run_sd, drift_sd, where they came from) for ``noise=model`` (stats.SIM_*, the default) or
+    ``noise=measured`` (read from the results of the machine the prose quotes, benchsite/noise.py),
+    times ``scale``."""
+    from . import noise
+
+    scale, kind = float(opts.pop("scale", "1")), opts.pop("noise", "model")
+    if kind == "model":
+        return stats.SIM_RUN_SD * scale, stats.SIM_DRIFT_SD * scale, "the model's noise"
+    if kind != "measured":
+        raise ValueError(f"noise= is model or measured, not {kind!r}")
+    machine = noise.noise_machine(ctx.catalog)
+    if machine is None:
+        raise Unavailable(f"no results in {ctx.catalog.results} to measure the noise from")
+    found = noise.measured(ctx.catalog, machine)
+    return (found.run_sd * scale, found.drift_sd * scale,
+            f"the noise measured on {machine} (medians over {found.cells} cells and {found.pairs} ratio pairs; "
+            "python -m benchsite.noise)")
+
+
 def verdict_rates_marker(args: list[str], ctx: Context) -> str:
-    """``<!-- bench:verdict-rates [scale=10] -->``: the seeded simulation of both verdict
-    rules (stats.simulate_error_rates) as a table: how often each says "a result" with
-    no true difference (false positives) and with true shifts (1 - false negatives).
-    ``scale`` multiplies the simulated noise (the fixed floor then matters less)."""
+    """``<!-- bench:verdict-rates [rule=differ|same] [noise=model|measured] [scale=10] -->``: the
+    seeded simulation of the verdict rules as a table. ``rule=differ`` (the default): how often the
+    paired and unpaired rules say "a result" with no true difference (false positives) and with true
+    shifts (stats.simulate_error_rates); ``rule=same``: how often the equivalence rule says "the
+    same" with true differences from none to beyond the margin (stats.simulate_equivalence_rates).
+    ``noise`` picks the simulated noise (see :func:`_sim_noise`), ``scale`` multiplies it."""
     opts = _options(args)
-    scale = float(opts.pop("scale", "1"))
-    if opts:
-        raise ValueError(f"unknown options {', '.join(opts)} (known: scale)")
-    rates = stats.simulate_error_rates(run_sd=stats.SIM_RUN_SD * scale, drift_sd=stats.SIM_DRIFT_SD * scale)
-    got = {(r.rule, r.runs, r.shift): r.rate for r in rates}
+    rule = opts.pop("rule", "differ")
+    run_sd, drift_sd, source = _sim_noise(opts, ctx)
+    if opts or rule not in ("differ", "same"):
+        raise ValueError(f"unknown options {', '.join(opts) or 'rule=' + rule} (known: rule=differ|same, "
+                         "noise=model|measured, scale)")
+    spread = stats.sim_spread(run_sd, drift_sd)
+    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); {source}: run noise "
+            f"{fmt.percent(run_sd)} per variant and a shared per-run drift of {fmt.percent(drift_sd)} "
+            f"(standard deviations of the log run medians); one spread = {fmt.percent(spread)}.")
+    if rule == "same":
+        head, body = _same_rates(run_sd, drift_sd)
+        note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
+                 "false equivalence, as is anything beyond it.")
+    else:
+        head, body = _differ_rates(run_sd, drift_sd)
+        note += " The false-negative rate is one minus the power."
+    return str(template("verdict_rates.html", head=head, body=body, note=note))
+
+
+def _differ_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    got = {(r.rule, r.runs, r.shift): r.rate for r in stats.simulate_error_rates(run_sd=run_sd, drift_sd=drift_sd)}
     shifts = [s for s in stats.SIM_SHIFTS if s]
     head = (["rule", "R", "false positives (no difference)"]
             + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
     body = []
     for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
         for r in stats.SIM_RUNS:
-            cells = [what, str(r), fmt.percent(got[(rule, r, 0)])]
-            cells += [fmt.percent(got[(rule, r, s)]) for s in shifts]
-            body.append(cells)
-    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); run noise "
-            f"{fmt.percent(stats.SIM_RUN_SD * scale)} per variant and a shared per-run drift of "
-            f"{fmt.percent(stats.SIM_DRIFT_SD * scale)} (standard deviations of the log run medians); one "
-            f"spread = {fmt.percent(stats.sim_spread() * scale)}. The false-negative rate is one minus "
-            "the power.")
-    return str(template("verdict_rates.html", head=head, body=body, note=note))
+            body.append([what, str(r), fmt.percent(got[(rule, r, 0)])]
+                        + [fmt.percent(got[(rule, r, s)]) for s in shifts])
+    return head, body
+
+
+def _same_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    rates = stats.simulate_equivalence_rates(run_sd=run_sd, drift_sd=drift_sd)
+    got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in rates}
+    head = ["rule", "R", "margin"] + [
+        "“the same” with no difference" if s == 0 else
+        f"“the same” at {s:g} margin{'s' if s != 1 else ''}" + (" (false equivalence)" if s >= 1 else "")
+        for s in stats.SIM_EQUIV_SHIFTS]
+    body = []
+    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
+        for r in stats.SIM_RUNS:
+            for m in stats.SIM_MARGINS:
+                body.append([what, str(r), stats.margin_text(m)]
+                            + [fmt.percent(got[(rule, r, m, s)]) for s in stats.SIM_EQUIV_SHIFTS])
+    return head, body
+
+
+def verdict_count_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-count what=paired|unpaired|machines|paired-false|unpaired-false -->``:
+    how many verdicts the site's figure panels (paired) and /bench comparisons with the reference
+    (unpaired) show, on how many machines, and how many false results the simulated false-positive
+    rate at the measured noise (R = the largest simulated) implies if no difference were real."""
+    from . import noise
+
+    what = _options(args).get("what", "")
+    counts = noise.shown(ctx.catalog)
+    plain = {"paired": counts.paired, "unpaired": counts.unpaired, "machines": counts.machines}
+    if what in plain:
+        return render.value(str(plain[what]), "counted at build time (benchsite/noise.py)")
+    if what not in ("paired-false", "unpaired-false"):
+        raise ValueError("needs what=paired, unpaired, machines, paired-false or unpaired-false")
+    rule = what.removesuffix("-false")
+    run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
+    runs = max(stats.SIM_RUNS)
+    rate = next(r.rate for r in stats.simulate_error_rates(runs=(runs,), shifts=(0,), run_sd=run_sd,
+                                                           drift_sd=drift_sd) if r.rule == rule)
+    expected = rate * plain[rule]
+    return render.value(f"{expected:.1f}", f"{plain[rule]} verdicts x {fmt.percent(rate)} simulated "
+                        f"false positives ({rule} rule, R = {runs}, {source})")
 
 
 def aa_rates_marker(args: list[str], ctx: Context) -> str:
@@ -416,6 +493,7 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "verdict-rates": verdict_rates_marker,
     "verdict-rule": verdict_rule_marker,
     "aa-rates": aa_rates_marker,  # the A/A calibration (docs/verdicts.md)
+    "verdict-count": verdict_count_marker,
     "index": pages.index_marker,  # /bench/
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
     "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/

@@ -85,6 +85,18 @@ def verdict(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Ver
     return stats.paired_verdict(*(stats.run_medians(x) for x in pair(frame, opts, fig)))
 
 
+def equivalence(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Equivalence:
+    """The equivalence rule (docs/verdicts.md) on two variants' run medians, run by run; ``margin=``
+    (a fraction) is required."""
+    if "margin" not in opts:
+        raise ValueError("stat=same needs margin= (a fraction: 0.05 for ±5 %)")
+    try:
+        margin = float(opts.pop("margin"))
+    except ValueError:
+        raise ValueError("margin= must be a number (a fraction: 0.05 for ±5 %)") from None
+    return stats.paired_equivalence(*(stats.run_medians(x) for x in pair(frame, opts, fig)), margin)
+
+
 def range_frac(frame: pd.DataFrame, opts: dict[str, str]) -> float:
     """(largest - smallest) / median of the run medians."""
     return median(frame, opts).range_frac

@@ -402,8 +402,13 @@ def rank_sum_interval_rank(n: int, m: int, alpha: float = EQUIV_ALPHA) -> int | 
     return None if need is None else n * m - need + 1
 
 
+def margin_text(margin: float) -> str:
+    """A margin as the verdicts say it: ±5 %."""
+    return f"±{_percent(margin)}"
+
+
 def same_label(margin: float) -> str:
-    return f"{SAME} within ±{_percent(margin)}"
+    return f"{SAME} within {margin_text(margin)}"
 
 
 def _equiv_decide(diffs: np.ndarray, k: int | None, margin: float) -> tuple[np.ndarray, ...]:

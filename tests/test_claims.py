@@ -68,6 +68,43 @@ def test_a_claim_the_build_cannot_read_says_why(table, expr, says):
         claims.evaluate(table, expr)
 
 
+@pytest.fixture
+def twins(tmp_path) -> Table:
+    # nine runs; "one" and "other" are the same call (every run moves both alike), "slow" is 100x
+    path = write_machine(tmp_path / "r", "cpu-a", runs=9, sizes=(8, 16),
+                         variants=(("one", 1e-5), ("other", 1e-5), ("slow", 1e-3)))
+    return Table.of(load(ResultFile("cpu-a", "demo", path)),
+                    demo_figure(tmp_path, variants=("one", "other", "slow"), ratio=("other", "one")))
+
+
+def test_same_is_the_equivalence_rule_with_its_margin(twins):
+    got = claims.evaluate(twins, 'same("other", "one", margin=0.05, n=8) and same(margin=0.01, n=16)')
+    assert got.state == "true"
+    assert got.values[0].startswith("equivalence other vs one at n=8: the same within ±5 % (90 % sign-test")
+    far = claims.evaluate(twins, 'same("slow", "one", margin=0.25, n=8)')
+    assert far.state == "false" and "could not show the same within ±25 % (interval 100" in far.measured
+    assert claims.evaluate(twins, 'not same("slow", "one", margin=0.25, n=8)').state == "true"
+
+
+def test_same_is_read_on_all_runs_together_when_counting_support(twins):
+    # one run shows nothing the same; the claim is about every run at once, as "not result" is
+    assert claims.support(twins, 'same("other", "one", margin=0.05, n=8)') == (9, 9)
+    assert claims.support(twins, 'same("slow", "one", margin=0.05, n=8)') == (0, 9)
+
+
+@pytest.mark.parametrize("expr, says", [
+    ('same("other", "one", n=8)', "same() needs margin="),
+    ('same(n=8, margin=0)', "between 0 and 1"),
+    ('same(n=8, margin=5)', "between 0 and 1"),
+    ('same(n=8, margin="5 %")', "between 0 and 1"),
+])
+def test_a_same_claim_without_a_usable_margin_is_refused(twins, expr, says):
+    with pytest.raises(claims.ClaimError, match=re.escape(says)):
+        claims.evaluate(twins, expr)
+    with pytest.raises(claims.ClaimError, match=re.escape(says)):
+        claims.split(f"fig-demo {expr}")  # as a caption's claim is read, before any table
+
+
 def test_a_caption_claim_is_read_and_checked_when_the_script_is_read(tmp_path):
     script = tmp_path / "fig_x.py"
     good = 'Fast <!-- bench:claim fig-x ratio(n="last") > 1 -->is slower<!-- /bench:claim -->.'

@@ -89,8 +89,43 @@ def test_verdict_rates_table_comes_from_the_simulation(catalog):
     assert "false positives" in out and "power at 3 spreads" in out and "seed" in out
     assert "one spread = 3.6 %" in expand("<!-- bench:verdict-rates -->", ctx(catalog))
     assert "one spread = 36 %" in expand("<!-- bench:verdict-rates scale=10 -->", ctx(catalog))
-    with pytest.raises(MarkerError, match="unknown options"):
+    with pytest.raises(MarkerError, match="noise= is model or measured"):
         expand("<!-- bench:verdict-rates noise=2 -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="unknown options"):
+        expand("<!-- bench:verdict-rates rule=maybe -->", ctx(catalog))
+    with pytest.raises(MarkerError, match="too few cells"):  # three runs a cell measure no noise
+        expand("<!-- bench:verdict-rates noise=measured -->", ctx(catalog))
+
+
+def test_equivalence_rates_and_measured_noise(tmp_path):
+    page = ctx(nine_runs(tmp_path, 1.10))
+    same = expand("<!-- bench:verdict-rates rule=same -->", page)
+    assert same.count("<tr>") == 1 + 2 * 3 * 3  # header, two rules x R = 5, 7, 9 x three margins
+    assert "(false equivalence)" in same and "<td>±5 %</td>" in same
+    measured = expand("<!-- bench:verdict-rates noise=measured -->", page)
+    assert "the noise measured on cpu-test-2c (medians over 2 cells and 1 ratio pairs" in measured
+    assert "one spread = 3.6 %" not in measured
+
+
+def test_how_many_verdicts_the_site_shows(tmp_path):
+    page = ctx(nine_runs(tmp_path, 1.10))
+    assert ">1</span>" in expand("<!-- bench:verdict-count what=paired -->", page)
+    assert ">0</span>" in expand("<!-- bench:verdict-count what=unpaired -->", page)
+    implied = expand("<!-- bench:verdict-count what=paired-false -->", page)
+    assert "1 verdicts x" in implied and "paired rule, R = 9" in implied
+    with pytest.raises(MarkerError, match="needs what="):
+        expand("<!-- bench:verdict-count -->", page)
+
+
+def test_same_value_names_its_margin_and_interval(tmp_path):
+    page = ctx(nine_runs(tmp_path, 1.01))
+    text = expand("<!-- bench:value fig-pair stat=same margin=0.05 -->", page)
+    assert ">the same within ±5 %</a>" in text and "sign-test interval" in text
+    assert 'href="../verdicts/#the-same-within-a-margin"' in text
+    far = expand("<!-- bench:value fig-pair stat=same margin=0.05 a=fast b=slow -->", ctx(nine_runs(tmp_path, 1.5)))
+    assert "could not show the same within ±5 % (interval" in far
+    with pytest.raises(MarkerError, match="needs margin="):
+        expand("<!-- bench:value fig-pair stat=same -->", page)
 
 
 def test_verdict_rule_constants_come_from_the_code(catalog):
