@@ -171,10 +171,10 @@ def size_line(site: Path) -> str:
                       for kind, (n, size, theme) in sizes(site).items())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--machines", type=int, default=100)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="site-scaling-") as tmp:
         tmp_path = Path(tmp)
         synthesize(REPO / "results", tmp_path / "results", args.machines)

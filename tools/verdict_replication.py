@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchsite import REPO, compare, markers, stats
+from benchsite import REPO, compare, quotes, stats
 from benchsite.figures import all_figures
 from benchsite.load import ResultFile, ResultsError, load
 from benchsite.table import groups
@@ -81,7 +81,7 @@ def prose(frames_a: dict, frames_b: dict) -> list[tuple]:
             opts = dict(a.split("=", 1) for a in args.split() if a != "stat=verdict")
             got = []
             for frame in (frames_a[fig.stem], frames_b[fig.stem]):
-                a, b = (stats.run_medians(x) for x in markers._pair(frame, dict(opts), fig))
+                a, b = (stats.run_medians(x) for x in quotes.pair(frame, dict(opts), fig))
                 common = a.index.intersection(b.index)
                 got.append((stats.paired_verdict(a, b), _old_rule(a[common], b[common])))
             (va, oa), (vb, ob) = got
