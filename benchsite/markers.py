@@ -358,9 +358,9 @@ def _differ_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[
 def _same_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
     rates = stats.simulate_equivalence_rates(run_sd=run_sd, drift_sd=drift_sd)
     got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in rates}
+    said = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
     head = ["rule", "R", "margin"] + [
-        "“the same” with no difference" if s == 0 else
-        f"“the same” at {s:g} margin{'s' if s != 1 else ''}" + (" (false equivalence)" if s >= 1 else "")
+        "“the same” " + said.get(s, f"at {s:g} margins (false equivalence)" if s > 1 else f"at {s:g} margin")
         for s in stats.SIM_EQUIV_SHIFTS]
     body = []
     for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
@@ -371,27 +371,41 @@ def _same_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[st
     return head, body
 
 
+QUOTED_VERDICT = re.compile(r"<!--\s*bench:value\s+fig-[\w-]+[^>]*\bstat=verdict\b")
+
+
+def _quoted_verdicts(ctx: Context) -> int:
+    """How many verdicts the pages quote in their prose (``bench:value ... stat=verdict``)."""
+    if ctx.docs_dir is None:
+        return 0
+    return sum(len(QUOTED_VERDICT.findall(p.read_text(encoding="utf-8"))) for p in sorted(ctx.docs_dir.rglob("*.md")))
+
+
 def verdict_count_marker(args: list[str], ctx: Context) -> str:
-    """``<!-- bench:verdict-count what=paired|unpaired|machines|paired-false|unpaired-false -->``:
-    how many verdicts the site's figure panels (paired) and /bench comparisons with the reference
-    (unpaired) show, on how many machines, and how many false results the simulated false-positive
-    rate at the measured noise (R = the largest simulated) implies if no difference were real."""
+    """``<!-- bench:verdict-count what=paired|quoted|unpaired|machines|paired-false|unpaired-false -->``:
+    how many verdicts the site's figure panels (paired), its prose (quoted) and its /bench comparisons
+    with the reference (unpaired) show, on how many machines, and how many false results the
+    simulated false-positive rate at the measured noise (R = the largest simulated) implies if no
+    difference were real (paired-false: over the panels' and the prose's verdicts together)."""
     from . import noise
 
     what = _options(args).get("what", "")
     counts = noise.shown(ctx.catalog)
-    plain = {"paired": counts.paired, "unpaired": counts.unpaired, "machines": counts.machines}
+    plain = {"paired": counts.paired, "quoted": _quoted_verdicts(ctx), "unpaired": counts.unpaired}
     if what in plain:
-        return render.value(str(plain[what]), "counted at build time (benchsite/noise.py)")
+        return render.value(str(plain[what]), "counted at build time (benchsite/noise.py, markers.py)")
+    if what == "machines":
+        return render.value(f"{counts.machines} machine{'s' if counts.machines != 1 else ''}",
+                            "counted at build time (benchsite/noise.py)")
     if what not in ("paired-false", "unpaired-false"):
-        raise ValueError("needs what=paired, unpaired, machines, paired-false or unpaired-false")
+        raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
     rule = what.removesuffix("-false")
     run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
     runs = max(stats.SIM_RUNS)
-    rate = next(r.rate for r in stats.simulate_error_rates(runs=(runs,), shifts=(0,), run_sd=run_sd,
-                                                           drift_sd=drift_sd) if r.rule == rule)
-    expected = rate * plain[rule]
-    return render.value(f"{expected:.1f}", f"{plain[rule]} verdicts x {fmt.percent(rate)} simulated "
+    rate = next(r.rate for r in stats.simulate_error_rates(run_sd=run_sd, drift_sd=drift_sd)  # the table's numbers
+                if r.rule == rule and r.runs == runs and r.shift == 0)
+    many = plain["paired"] + plain["quoted"] if rule == "paired" else plain["unpaired"]
+    return render.value(f"{rate * many:.1f}", f"{many} verdicts x {fmt.percent(rate)} simulated "
                         f"false positives ({rule} rule, R = {runs}, {source})")
 
 
@@ -437,6 +451,13 @@ def _together_needed() -> str:
                      for n in range(stats.UNPAIRED_MIN_RUNS, 10) if stats.rank_sum_needed(n, n) is not None)
 
 
+def _sign_interval() -> str:
+    def nth(k: int) -> str:
+        return {1: "smallest", 2: "second smallest", 3: "third smallest"}.get(k, f"{k}th smallest")
+    return ", ".join(f"{nth(k)} to {nth(k).replace('smallest', 'largest')} of {n}" for n in range(5, 12)
+                     if (k := stats.sign_interval_rank(n)) is not None)
+
+
 RULE_VALUES: dict[str, Callable[[], str]] = {
     "min-effect": lambda: fmt.percent(stats.MIN_EFFECT),
     "paired-min-runs": lambda: str(stats.PAIRED_MIN_RUNS),
@@ -448,6 +469,10 @@ RULE_VALUES: dict[str, Callable[[], str]] = {
     "unpaired-k": lambda: f"{stats.UNPAIRED_K:g}",
     "unpaired-pairs": _together_needed,
     "mad-to-sd": lambda: f"{stats.MAD_TO_SD:g}",
+    "equiv-alpha": lambda: fmt.percent(stats.EQUIV_ALPHA),
+    "equiv-level": lambda: fmt.percent(1 - 2 * stats.EQUIV_ALPHA),
+    "equiv-interval": _sign_interval,
+    "equiv-min-runs": lambda: str(next(n for n in range(1, 50) if stats.sign_interval_rank(n) is not None)),
 }
 
 

@@ -1,6 +1,7 @@
 """Markers expand from data, escape what they show, and fail loudly with page:line."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -111,8 +112,12 @@ def test_how_many_verdicts_the_site_shows(tmp_path):
     page = ctx(nine_runs(tmp_path, 1.10))
     assert ">1</span>" in expand("<!-- bench:verdict-count what=paired -->", page)
     assert ">0</span>" in expand("<!-- bench:verdict-count what=unpaired -->", page)
+    assert ">1 machine</span>" in expand("<!-- bench:verdict-count what=machines -->", page)
     implied = expand("<!-- bench:verdict-count what=paired-false -->", page)
     assert "1 verdicts x" in implied and "paired rule, R = 9" in implied
+    table = expand("<!-- bench:verdict-rates noise=measured -->", page)  # the same rate as the table's
+    rate = re.search(r"verdicts x (\S+ %)", implied).group(1)
+    assert f"<td>9</td>\n<td>{rate}</td>" in table or f"<td>9</td><td>{rate}</td>" in table
     with pytest.raises(MarkerError, match="needs what="):
         expand("<!-- bench:verdict-count -->", page)
 
