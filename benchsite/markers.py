@@ -309,7 +309,7 @@ def _sim_noise(opts: dict[str, str], ctx: Context) -> tuple[float, float, str]:
     machine = noise.noise_machine(ctx.catalog)
     if machine is None:
         raise Unavailable(f"no results in {ctx.catalog.results} to measure the noise from")
-    found = noise.measured(ctx.catalog, machine)
+    found = ctx.catalog.memo(("noise", machine), lambda: noise.measured(ctx.catalog, machine))
     return (found.run_sd * scale, found.drift_sd * scale,
             f"the noise measured on {machine} (medians over {found.cells} cells and {found.pairs} ratio pairs; "
             "python -m benchsite.noise)")
@@ -333,17 +333,24 @@ def verdict_rates_marker(args: list[str], ctx: Context) -> str:
             f"{fmt.percent(run_sd)} per variant and a shared per-run drift of {fmt.percent(drift_sd)} "
             f"(standard deviations of the log run medians); one spread = {fmt.percent(spread)}.")
     if rule == "same":
-        head, body = _same_rates(run_sd, drift_sd)
+        head, body = _same_rates(ctx, run_sd, drift_sd)
         note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
                  "false equivalence, as is anything beyond it.")
     else:
-        head, body = _differ_rates(run_sd, drift_sd)
+        head, body = _differ_rates(ctx, run_sd, drift_sd)
         note += " The false-negative rate is one minus the power."
     return str(template("verdict_rates.html", head=head, body=body, note=note))
 
 
-def _differ_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
-    got = {(r.rule, r.runs, r.shift): r.rate for r in stats.simulate_error_rates(run_sd=run_sd, drift_sd=drift_sd)}
+def _simulated(ctx: Context, simulate: Callable, run_sd: float, drift_sd: float) -> tuple:
+    """A simulation's rates at this noise, run once per build however many markers show them."""
+    return ctx.catalog.memo(("simulated", simulate.__name__, run_sd, drift_sd),
+                            lambda: tuple(simulate(run_sd=run_sd, drift_sd=drift_sd)))
+
+
+def _differ_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    rates = _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)
+    got = {(r.rule, r.runs, r.shift): r.rate for r in rates}
     shifts = [s for s in stats.SIM_SHIFTS if s]
     head = (["rule", "R", "false positives (no difference)"]
             + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
@@ -355,8 +362,8 @@ def _differ_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[
     return head, body
 
 
-def _same_rates(run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
-    rates = stats.simulate_equivalence_rates(run_sd=run_sd, drift_sd=drift_sd)
+def _same_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    rates = _simulated(ctx, stats.simulate_equivalence_rates, run_sd, drift_sd)
     got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in rates}
     said = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
     head = ["rule", "R", "margin"] + [
@@ -390,7 +397,7 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
     from . import noise
 
     what = _options(args).get("what", "")
-    counts = noise.shown(ctx.catalog)
+    counts = ctx.catalog.memo(("verdicts shown",), lambda: noise.shown(ctx.catalog))
     plain = {"paired": counts.paired, "quoted": _quoted_verdicts(ctx), "unpaired": counts.unpaired}
     if what in plain:
         return render.value(str(plain[what]), "counted at build time (benchsite/noise.py, markers.py)")
@@ -402,7 +409,7 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
     rule = what.removesuffix("-false")
     run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
     runs = max(stats.SIM_RUNS)
-    rate = next(r.rate for r in stats.simulate_error_rates(run_sd=run_sd, drift_sd=drift_sd)  # the table's numbers
+    rate = next(r.rate for r in _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)  # the table's
                 if r.rule == rule and r.runs == runs and r.shift == 0)
     many = plain["paired"] + plain["quoted"] if rule == "paired" else plain["unpaired"]
     return render.value(f"{rate * many:.1f}", f"{many} verdicts x {fmt.percent(rate)} simulated "

@@ -192,7 +192,7 @@ TRIPPED = {  # words of a claim the mutation contradicts -> the figure it reads
     "it grows far less than the completed time does": "fig-dispatch-vs-completion",
     "At the smallest size the factor is only": "fig-dispatch-vs-completion",
     "bfloat16 was a result faster than float32 for the axpy, while for the matmul": "fig-dtype-cost",
-    "a ratio near one and not a result": "fig-pytree-block",
+    "the time of the loss alone": "fig-pytree-block",
     "the blocked loop was a result slower than either side alone": "fig-host-device-overlap",
 }
 HELD = ("more than half of the first call", "isolated calls were slower", "every one of the five waited",
