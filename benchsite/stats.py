@@ -457,7 +457,7 @@ def paired_equivalence(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, mar
     d = np.log(a[keep] / b[keep])
     est = float(np.median(d)) if d.size else float("nan")
     ok, low, high = (np.asarray(x).item() for x in _paired_same(d, margin))
-    how = f"{100 * (1 - 2 * EQUIV_ALPHA):.0f} % sign-test interval of the per-run ratio"
+    how = f"sign-test interval (at least {100 * (1 - 2 * EQUIV_ALPHA):.0f} %) of the per-run ratio"
     return _equivalence(ok, low, high, est, margin, int(d.size), how)
 
 
@@ -473,7 +473,7 @@ def unpaired_equivalence(a: Summary | np.ndarray, b: Summary | np.ndarray, margi
         return _equivalence(False, math.nan, math.nan, math.nan, margin, 0, "no runs:")
     est = float(np.median(la[:, None] - lb[None, :]))
     ok, low, high = (np.asarray(x).item() for x in _unpaired_same(la, lb, margin))
-    how = f"{100 * (1 - 2 * EQUIV_ALPHA):.0f} % Hodges-Lehmann interval of the ratio"
+    how = f"Hodges-Lehmann interval (at least {100 * (1 - 2 * EQUIV_ALPHA):.0f} %) of the ratio"
     return _equivalence(ok, low, high, est, margin, int(min(la.size, lb.size)), how)
 
 
