@@ -80,7 +80,8 @@ def twins(tmp_path) -> Table:
 def test_same_is_the_equivalence_rule_with_its_margin(twins):
     got = claims.evaluate(twins, 'same("other", "one", margin=0.05, n=8) and same(margin=0.01, n=16)')
     assert got.state == "true"
-    assert got.values[0].startswith("equivalence other vs one at n=8: the same within ±5 % (sign-test interval (at least 90 %)")
+    assert got.values[0].startswith("equivalence other vs one at n=8: the same within ±5 % "
+                                    "(sign-test interval (at least 90 %)")
     far = claims.evaluate(twins, 'same("slow", "one", margin=0.25, n=8)')
     assert far.state == "false" and "could not show the same within ±25 % (interval 100" in far.measured
     assert claims.evaluate(twins, 'not same("slow", "one", margin=0.25, n=8)').state == "true"
