@@ -276,3 +276,18 @@ def test_noise_from_runs_recovers_the_model():
     assert run_sd == pytest.approx(0.05, rel=0.15) and drift_sd == pytest.approx(0.15, rel=0.15)
     with pytest.raises(ValueError):
         stats.noise_from_runs([np.ones(3)], [])
+
+
+def test_at_the_noise_measured_in_the_committed_results_the_rates_stay_bounded():
+    """The page publishes the rates at the reference machine's own noise (benchsite/noise.py), five
+    to ten times the model's: there too false positives stay rare and false equivalence at its level."""
+    from benchsite import noise
+    from benchsite.catalog import Catalog
+    from conftest import REFERENCE, REPO
+
+    found = noise.measured(Catalog.build(REPO / "results"), REFERENCE)
+    assert found.spread > stats.sim_spread()  # this machine is noisier than the model
+    differ = stats.simulate_error_rates(shifts=(0,), run_sd=found.run_sd, drift_sd=found.drift_sd)
+    assert max(r.rate for r in differ) <= 0.035
+    same = stats.simulate_equivalence_rates(shifts=(1.0,), run_sd=found.run_sd, drift_sd=found.drift_sd)
+    assert max(r.rate for r in same) <= stats.EQUIV_ALPHA + 0.015
