@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from benchkit import layout
 
-from . import calibration, claims, fmt, history, metrics, pages, quotes, render, stats, urls, walltime, yours
+from . import calibration, claims, fmt, history, metrics, noise, pages, quotes, render, stats, urls, walltime, yours
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -299,8 +299,6 @@ def _sim_noise(opts: dict[str, str], ctx: Context) -> tuple[float, float, str]:
     """(run_sd, drift_sd, where they came from) for ``noise=model`` (stats.SIM_*, the default) or
     ``noise=measured`` (read from the results of the machine the prose quotes, benchsite/noise.py),
     times ``scale``."""
-    from . import noise
-
     scale, kind = float(opts.pop("scale", "1")), opts.pop("noise", "model")
     if kind == "model":
         return stats.SIM_RUN_SD * scale, stats.SIM_DRIFT_SD * scale, "the model's noise"
@@ -394,8 +392,6 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
     with the reference (unpaired) show, on how many machines, and how many false results the
     simulated false-positive rate at the measured noise (R = the largest simulated) implies if no
     difference were real (paired-false: over the panels' and the prose's verdicts together)."""
-    from . import noise
-
     what = _options(args).get("what", "")
     counts = ctx.catalog.memo(("verdicts shown",), lambda: noise.shown(ctx.catalog))
     plain = {"paired": counts.paired, "quoted": _quoted_verdicts(ctx), "unpaired": counts.unpaired}
