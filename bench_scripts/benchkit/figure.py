@@ -64,8 +64,8 @@ class Recorder:
 
     Every recorded sample gets ``seq``, its position in the run's measuring
     order, and ``after``, the cell (``variant|boundary|params``) whose sample
-    was taken just before it in this process (empty for the first). ``order`` is a ``random.Random`` seeded with the run's order seed
-    (``config.seed``): :meth:`interleaved` draws each round's visiting order from
+    was taken just before it in this process (empty for the first). ``order``
+    is a ``random.Random`` seeded with the run's order seed (``config.seed``): :meth:`interleaved` draws each round's visiting order from
     it, and :meth:`shuffled` orders blocks that cannot be interleaved.
     """
 
