@@ -65,8 +65,9 @@ class Recorder:
     Every recorded sample gets ``seq``, its position in the run's measuring
     order, and ``after``, the cell (``variant|boundary|params``) whose sample
     was taken just before it in this process (empty for the first). ``order``
-    is a ``random.Random`` seeded with the run's order seed (``config.seed``): :meth:`interleaved` draws each round's visiting order from
-    it, and :meth:`shuffled` orders blocks that cannot be interleaved.
+    is a ``random.Random`` seeded with the run's order seed (``config.seed``):
+    :meth:`interleaved` draws each round's visiting order from it, and
+    :meth:`shuffled` orders blocks that cannot be interleaved.
     """
 
     def __init__(self, config: Config, artifacts: Path | None = None, *,
