@@ -56,9 +56,25 @@ class Rule:
     false_call: str = f'"{stats.RESULT}"'  # what that call reads, for the page
 
 
+EQUIVALENCE_MARGIN = 0.10  # the margin the A/A rows ask the equivalence rule to show
+
+
+def same(a: np.ndarray, b: np.ndarray) -> stats.Equivalence:
+    """The paired equivalence rule at ``EQUIVALENCE_MARGIN``: on A/A data "the same" is the
+    truth, so its wrong call is failing to show it (a miss, not a false positive)."""
+    return stats.paired_equivalence(a, b, EQUIVALENCE_MARGIN)
+
+
+def not_same(verdict: stats.Equivalence) -> bool:
+    return not verdict.is_same
+
+
 RULES: tuple[Rule, ...] = (
     Rule("paired", "A against B in the same runs, run by run", paired),
     Rule("unpaired", "A in the earlier half of the runs against B in the later half", halves),
+    Rule("equivalence", f"A against B in the same runs, asked to show the same within "
+                        f"{stats.margin_text(EQUIVALENCE_MARGIN)}", same, wrong=not_same,
+         false_call=f'"could not show {stats.same_label(EQUIVALENCE_MARGIN)}" (a miss)'),
 )
 
 
@@ -99,7 +115,8 @@ class Count:
         return exact_interval(len(self.wrong), self.pairs)
 
 
-def measured(found: list[Pair], rules: tuple[Rule, ...] = RULES) -> list[Count]:
+def measured(found: list[Pair], rules: tuple[Rule, ...] | None = None) -> list[Count]:
+    rules = RULES if rules is None else rules
     return [Count(rule, len(found), tuple(p.label for p in found if rule.wrong(rule.compare(p.a, p.b))))
             for rule in rules]
 

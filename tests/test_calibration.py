@@ -45,10 +45,14 @@ def test_every_row_is_one_pair_over_its_runs(tmp_path):
     assert calibration.runs_of(pairs) == 9 and all(p.a.size == p.b.size == 9 for p in pairs)
 
 
+DIFFERENCE = tuple(r for r in calibration.RULES if r.name in ("paired", "unpaired"))
+
+
 def test_each_rule_counts_exactly_the_planted_differences(tmp_path):
     counts = {c.rule.name: c for c in calibration.measured(found(tmp_path))}
-    assert set(counts) == {"paired", "unpaired"}
-    for count in counts.values():
+    assert set(counts) == {"paired", "unpaired", "equivalence"}
+    assert set(counts["equivalence"].wrong) >= {"op=x, n=3", "op=x, n=5"}  # a planted one is not "the same"
+    for count in (counts["paired"], counts["unpaired"]):
         assert count.pairs == len(SIZES)
         assert count.wrong == ("op=x, n=3", "op=x, n=5"), count.rule.name
         assert count.rate == pytest.approx(2 / 6)
@@ -62,7 +66,7 @@ def test_the_paired_count_is_the_figure_panels_verdicts(tmp_path):
 
 
 def test_no_planted_difference_no_false_positive(tmp_path):
-    counts = calibration.measured(found(tmp_path, planted={}))
+    counts = calibration.measured(found(tmp_path, planted={}), DIFFERENCE)
     assert [len(c.wrong) for c in counts] == [0, 0]
 
 
@@ -79,7 +83,7 @@ def test_a_third_rule_is_one_line(tmp_path):
     always = calibration.Rule("always", "calls everything", lambda a, b: stats.Verdict(stats.RESULT, ""))
     never_same = calibration.Rule("never same", "never says the same", lambda a, b: stats.Verdict("x", ""),
                                   wrong=lambda v: v.text != "the same")
-    counts = calibration.measured(found(tmp_path), calibration.RULES + (always, never_same))
+    counts = calibration.measured(found(tmp_path), DIFFERENCE + (always, never_same))
     assert [len(c.wrong) for c in counts] == [2, 2, 6, 6]
     assert calibration.simulated(always, 5, trials=50) == 1.0
 
@@ -111,7 +115,8 @@ def ctx(catalog, problems=None):
                    (problems if problems is not None else []).append)
 
 
-def test_marker_renders_counts_rates_and_the_pairs_called(tmp_path):
+def test_marker_renders_counts_rates_and_the_pairs_called(tmp_path, monkeypatch):
+    monkeypatch.setattr(calibration, "RULES", DIFFERENCE)
     html = expand("<!-- bench:aa-rates fig-aa -->", ctx(aa_catalog(tmp_path)))
     assert "<td>paired</td>" in html and "<td>unpaired</td>" in html
     assert html.count("<td>&#34;a result&#34;</td>") == 2  # the false call each rule can make here
