@@ -33,7 +33,12 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
+# Summary format history (results/README.md, 'Sessions kept', repeats it):
+#   1  first version.
+#   2  the runs file's provenance gains schema 4's per-run columns (load_avg_1m_end, other_load,
+#      run_wall_s); a version-1 runs file is read with them empty. The summary file is unchanged.
+READABLE_SUMMARY_VERSIONS = (1, 2)
 SESSIONS_DIR = "sessions"
 SUMMARY_SUFFIX = ".csv.gz"
 RUNS_SUFFIX = ".runs.csv.gz"
@@ -127,6 +132,7 @@ def check_header(path: Path, header: list[str]) -> None:
 # Columns measured per sample; every other column of the raw schema is provenance, once per run.
 _PER_SAMPLE = frozenset({"variant", "boundary", "dtype", "shape", "params", "run", "process_index",
                          "process_count", "sample", "seq", "calls", "compiles", "cache_hits", "time_s",
+                         "after", "lead_in", "cpu_s", "minflt", "majflt", "nvcsw", "nivcsw",
                          "detail", *OPTIONAL_NUMBERS})
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchkit import layout
+from benchkit.runner import DEFAULT_RUNS
 
 from . import calibration, claims, fmt, history, metrics, noise, pages, quotes, render, stats, urls, walltime, yours
 from .buildcache import BuildCache
@@ -404,7 +405,7 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
         raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
     rule = what.removesuffix("-false")
     run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
-    runs = max(stats.SIM_RUNS)
+    runs = DEFAULT_RUNS  # a default session's runs: one of stats.SIM_RUNS
     rate = next(r.rate for r in _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)  # the table's
                 if r.rule == rule and r.runs == runs and r.shift == 0)
     many = plain["paired"] + plain["quoted"] if rule == "paired" else plain["unpaired"]

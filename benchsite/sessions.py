@@ -36,6 +36,7 @@ from benchkit.schema import (
     INT_COLUMNS,
     NULLABLE_COLUMNS,
     PROVENANCE_COLUMNS,
+    V3_MISSING,
     figure_id_for,
     parse_params,
 )
@@ -47,6 +48,8 @@ from .load import param_columns, session_id_ok, timestamp_ok
 from .table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
+# A summary-format-1 runs file: the provenance before schema 4's per-run columns (read as empty).
+RUN_COLUMNS_V1 = tuple(c for c in RUN_COLUMNS if c not in V3_MISSING)
 SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
 SUMMARY_TIME = frozenset({"median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s"})  # > 0
 SUMMARY_NUMBER = frozenset({"calls", "compiles", *archive.OPTIONAL_NUMBERS})  # >= 0
@@ -87,13 +90,23 @@ def _typed(col: str, text: str, ints: frozenset, floats: frozenset, nullable: fr
     return text
 
 
-def _records(text: str, where: str, header: tuple[str, ...]) -> list[tuple[int, list[str]]]:
-    """(line, fields) of every data record, after the header was checked."""
+def _records(text: str, where: str, header: tuple[str, ...],
+             older: tuple[str, ...] | None = None) -> list[tuple[int, list[str]]]:
+    """(line, fields) of every data record, after the header was checked; a file with the
+    ``older`` header (summary format 1) has its records widened to ``header``, the columns it
+    lacks empty."""
     reader = csv.reader(io.StringIO(text), strict=True)
     try:
         head = next(reader, None)
         if head is None:
             raise SessionError(f"{where}:1: empty file")
+        if older is not None and tuple(head) == older and older != header:
+            out = [(reader.line_num, dict(zip(older, rec)) if len(rec) == len(older) else rec)
+                   for rec in reader]
+            if not out:
+                raise SessionError(f"{where}:2: no data rows")
+            return [(line, [rec.get(c, "") for c in header] if isinstance(rec, dict) else rec)
+                    for line, rec in out]
         if tuple(head) != header:
             raise SessionError(f"{where}:1: header is not summary format {archive.SUMMARY_VERSION}'s "
                                f"({', '.join(header[:4])}, ...); see results/README.md, 'Sessions kept'")
@@ -105,9 +118,10 @@ def _records(text: str, where: str, header: tuple[str, ...]) -> list[tuple[int, 
     return out
 
 
-def _rows(text: str, where: str, header: tuple[str, ...], **kinds) -> list[tuple[int, dict]]:
+def _rows(text: str, where: str, header: tuple[str, ...], older: tuple[str, ...] | None = None,
+          **kinds) -> list[tuple[int, dict]]:
     rows = []
-    for line, rec in _records(text, where, header):
+    for line, rec in _records(text, where, header, older):
         if len(rec) != len(header):
             raise SessionError(f"{where}:{line}: {len(rec)} fields where the header has {len(header)} "
                                "(truncated or damaged row)")
@@ -115,9 +129,10 @@ def _rows(text: str, where: str, header: tuple[str, ...], **kinds) -> list[tuple
             row = {c: _typed(c, t, **kinds) for c, t in zip(header, rec)}
         except ValueError as err:
             raise SessionError(f"{where}:{line}: {err}") from None
-        if row["summary_version"] != archive.SUMMARY_VERSION:
+        if row["summary_version"] not in archive.READABLE_SUMMARY_VERSIONS:
+            readable = " or ".join(str(v) for v in archive.READABLE_SUMMARY_VERSIONS)
             raise SessionError(f"{where}:{line}: summary_version {row['summary_version']} is not one this site "
-                               f"reads ({archive.SUMMARY_VERSION}); see results/README.md, 'Sessions kept'")
+                               f"reads ({readable}); see results/README.md, 'Sessions kept'")
         rows.append((line, row))
     return rows
 
@@ -147,7 +162,7 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
     summary_at, runs_at = where
     summaries = _rows(summary_text, summary_at, archive.SUMMARY_COLUMNS, ints=SUMMARY_INT,
                       floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=SUMMARY_NULLABLE)
-    runs = _rows(runs_text, runs_at, RUN_COLUMNS, ints=INT_COLUMNS | {"summary_version", "run"},
+    runs = _rows(runs_text, runs_at, RUN_COLUMNS, RUN_COLUMNS_V1, ints=INT_COLUMNS | {"summary_version", "run"},
                  floats=FLOAT_COLUMNS, nullable=NULLABLE_COLUMNS, bools=BOOL_COLUMNS)
     expected = {"figure_id": figure_id_for(stem), "machine": machine, "session_id": session}
     provenance: dict[int, dict] = {}

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from benchkit import results
+from benchkit.runner import DEFAULT_RUNS
 from benchsite.catalog import Catalog
 from benchsite.figures import Figure
 from benchsite.markers import Context, MarkerError, expand
@@ -86,7 +87,7 @@ def test_figure_panel_names_the_ratio_statistic_and_links_the_rule(tmp_path):
 
 def test_verdict_rates_table_comes_from_the_simulation(catalog):
     out = expand("<!-- bench:verdict-rates -->", ctx(catalog))
-    assert out.count("<tr>") == 1 + 2 * 3  # header, two rules x R = 5, 7, 9
+    assert out.count("<tr>") == 1 + 2 * 3  # header, two rules x R = 5, 6, 9
     assert "false positives" in out and "power at 3 spreads" in out and "seed" in out
     assert "one spread = 3.6 %" in expand("<!-- bench:verdict-rates -->", ctx(catalog))
     assert "one spread = 36 %" in expand("<!-- bench:verdict-rates scale=10 -->", ctx(catalog))
@@ -101,7 +102,7 @@ def test_verdict_rates_table_comes_from_the_simulation(catalog):
 def test_equivalence_rates_and_measured_noise(tmp_path):
     page = ctx(nine_runs(tmp_path, 1.10))
     same = expand("<!-- bench:verdict-rates rule=same -->", page)
-    assert same.count("<tr>") == 1 + 2 * 3 * 3  # header, two rules x R = 5, 7, 9 x three margins
+    assert same.count("<tr>") == 1 + 2 * 3 * 3  # header, two rules x R = 5, 6, 9 x three margins
     assert "(false equivalence)" in same and "<td>±5 %</td>" in same
     measured = expand("<!-- bench:verdict-rates noise=measured -->", page)
     assert "the noise measured on cpu-test-2c (medians over 2 cells and 1 ratio pairs" in measured
@@ -114,7 +115,7 @@ def test_how_many_verdicts_the_site_shows(tmp_path):
     assert ">0</span>" in expand("<!-- bench:verdict-count what=unpaired -->", page)
     assert ">1 machine</span>" in expand("<!-- bench:verdict-count what=machines -->", page)
     implied = expand("<!-- bench:verdict-count what=paired-false -->", page)
-    assert "1 verdicts x" in implied and "paired rule, R = 9" in implied
+    assert "1 verdicts x" in implied and f"paired rule, R = {DEFAULT_RUNS}" in implied
     table = expand("<!-- bench:verdict-rates noise=measured -->", page)  # the same rate as the table's
     rate = re.search(r"verdicts x (\S+ %)", implied).group(1)
     assert f"<td>9</td>\n<td>{rate}</td>" in table or f"<td>9</td><td>{rate}</td>" in table
