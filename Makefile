@@ -22,7 +22,7 @@ NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
 BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3; do \
   "$$p" -c '$(NEED_PY)' 2>/dev/null && { echo "$$p"; break; }; done)
 
-.PHONY: help venv bench bench-smoke lesson site publish claims compare serve test lint clean
+.PHONY: help venv bench bench-smoke lesson site publish claims compare carryover serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -95,6 +95,11 @@ claims: $(STAMP) ## Check every claim against a results folder: make claims [RES
 compare: $(STAMP) ## Compare two results folders figure by figure: make compare A=<folder> B=<folder> [MACHINES=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }
 	$(PY) -m benchsite.compare $(A) $(B) --results $(RESULTS) $(if $(MACHINES),--machines)
+
+# Each sample grouped by the cell measured just before it (benchsite/carryover.py; docs/diagnosing/harness.md).
+carryover: $(STAMP) ## Carry-over between a figure's cells: make carryover MACHINE=label [RESULTS=folder] [FIG=fig-id]
+	@test -n "$(MACHINE)" || { echo "usage: make carryover MACHINE=<machine> [FIG=fig-id] (folders in $(RESULTS)/)"; exit 2; }
+	$(PY) -m benchsite.carryover $(RESULTS)/$(MACHINE) $(if $(FIG),--figure $(FIG))
 
 serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000

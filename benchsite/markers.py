@@ -18,7 +18,7 @@ from markupsafe import Markup
 from benchkit import layout
 from benchkit.runner import DEFAULT_RUNS
 
-from . import calibration, claims, fmt, history, metrics, noise, pages, quotes, render, stats, urls, walltime, yours
+from . import calibration, carryover, claims, fmt, history, metrics, noise, pages, quotes, render, stats, urls, walltime, yours
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -51,7 +51,7 @@ class Context:
     first_line: int = 1  # the source file's line number of the Markdown's first line (after front matter)
 
 
-QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file|aa-rates)"
+QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file|aa-rates|carryover)"
                      r"\s+(fig-[\w-]+)")
 H1 = re.compile(r"^# \S")
 
@@ -527,6 +527,8 @@ HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
     "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
     "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/
     "changes": history.changes_marker,  # /bench/changes/<machine>/
+    "carryover": carryover.marker,  # what ran before each sample (docs/diagnosing/harness.md)
+    "carryover-count": carryover.count_marker,  # the same over every figure of a machine
     "walltime": walltime.marker,  # how long make bench took (docs/run-it-yourself.md)
     "yours": lambda args, ctx: "\n" + yours.section(ctx) + "\n",  # after make bench (docs/your-machine.md)
 }

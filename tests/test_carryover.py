@@ -1,0 +1,160 @@
+"""The carry-over diagnostic (benchsite/carryover.py) on constructed runs whose carry-over is known:
+a preceding cell that slows the next sample by a set factor is found, with a verdict; one that
+does not is not called carry-over; the ``after`` column and ``seq`` give the same answer."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchsite import carryover, stats
+
+CELLS = [("light", "n=8", 10e-6), ("heavy", "n=512", 1e-3), ("light", "n=64", 50e-6)]
+
+
+def _runs(factor: float, runs: int = 9, rounds: int = 60, noise: float = 0.05, seed: int = 1) -> pd.DataFrame:
+    """Interleaved rounds of three cells in a shuffled order per round, as the harness samples them;
+    a sample of ``light n=8`` that follows ``heavy n=512`` takes ``factor`` times longer."""
+    rng, rows = random.Random(seed), []
+    for run in range(runs):
+        prev, seq = None, 0
+        for _ in range(rounds):
+            order = list(range(len(CELLS)))
+            rng.shuffle(order)
+            # A cell follows itself only across a round's edge: add short streaks so that each run
+            # has samples after the cell itself (as the committed files do, a few a run).
+            for i in order + ([order[-1]] if rng.random() < 0.5 else []):
+                variant, params, base = CELLS[i]
+                slow = factor if (variant, params) == ("light", "n=8") and prev == "heavy|n=512" else 1.0
+                rows.append(dict(variant=variant, params=params, boundary="completed", run=run,
+                                 process_index=0, seq=seq, session_id="s",
+                                 time_s=base * slow * float(np.exp(rng.gauss(0, noise)))))
+                prev, seq = f"{variant}|{params}", seq + 1
+    return pd.DataFrame(rows)
+
+
+def _by_name(frame: pd.DataFrame) -> dict[str, carryover.Carry]:
+    return {c.name: c for c in carryover.figure_carry(frame)}
+
+
+def test_a_preceding_cell_that_slows_the_next_sample_is_found_with_its_factor():
+    got = _by_name(_runs(factor=2.0))["light|n=8"]
+    assert got.moved_by == "heavy|n=512" and got.examined == 2
+    assert got.ratios.size == 9 and got.above == 9
+    assert np.median(got.ratios) == pytest.approx(2.0, rel=0.1)
+    assert got.verdict.is_result and got.verdict.ratio == pytest.approx(2.0, rel=0.1)
+    # Half of the samples after another cell follow the heavy one: that median lies in between.
+    both = stats.paired_runs(got.after_others, got.after_self)
+    assert 1.0 < np.median(both[0] / both[1]) < 2.0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_preceding_cell_that_does_not_slow_the_next_sample_is_not_called_carry_over(seed):
+    for c in carryover.figure_carry(_runs(factor=1.0, seed=seed)):
+        assert c.compared and c.examined == 2
+        assert not c.verdict.is_result, (c.name, c.verdict.reason)
+
+
+def test_the_other_cells_it_did_not_slow_show_no_carry_over():
+    got = _by_name(_runs(factor=2.0))
+    assert not got["heavy|n=512"].verdict.is_result
+    assert not got["light|n=64"].verdict.is_result
+
+
+def test_picking_the_most_different_of_many_cells_asks_more_runs_to_agree():
+    ratios = np.array([1.5, 1.6, 1.4, 1.5, 1.7, 1.5, 0.9, 1.6, 1.5])  # 8 of 9 above 1
+    assert carryover.picked_verdict(ratios, 1).is_result
+    strict = carryover.picked_verdict(ratios, 5)
+    assert not strict.is_result and "9 of 9 runs must agree (8 do)" in strict.reason
+    assert carryover.picked_verdict(np.where(ratios < 1, 1.2, ratios), 5).is_result
+    assert carryover.picked_verdict(1 / np.where(ratios < 1, 1.2, ratios), 5).is_result  # faster, too
+
+
+def _with_after(frame: pd.DataFrame) -> pd.DataFrame:
+    """The same samples as the harness's ``after`` column would name them, with ``seq`` gone and
+    the rows in another order: only ``after`` can say what came before."""
+    ordered = frame.sort_values(["run", "seq"])
+    names = ordered["variant"] + "|" + ordered["params"]
+    after = names.groupby(ordered["run"]).shift(1).fillna("")
+    out = ordered.assign(after=after, lead_in=1, seq=np.nan)
+    return out.sample(frac=1.0, random_state=3)
+
+
+def test_the_after_column_and_seq_give_the_same_predecessors_and_numbers():
+    frame = _runs(factor=2.0)
+    from_seq = carryover.predecessors(frame)
+    alt = _with_after(frame)
+    from_after = carryover.predecessors(alt).reindex(frame.index)
+    assert from_seq.fillna("-").equals(from_after.fillna("-"))
+    a, b = _by_name(frame), _by_name(alt)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].verdict == b[name].verdict and a[name].moved_by == b[name].moved_by
+        assert np.array_equal(a[name].ratios, b[name].ratios)
+    assert b["light|n=8"].lead_in == (1, 1) and a["light|n=8"].lead_in is None
+
+
+def test_a_run_without_after_falls_back_to_seq_and_a_first_sample_has_no_predecessor():
+    frame = _runs(factor=1.0, runs=2, rounds=3)
+    alt = _with_after(frame).sort_index()
+    alt.loc[alt["run"] == 1, "after"] = ""  # an upgraded older file: nothing recorded
+    alt.loc[alt["run"] == 1, "seq"] = frame.loc[frame["run"] == 1, "seq"]
+    got = carryover.predecessors(alt)
+    assert got.fillna("-").equals(carryover.predecessors(frame).fillna("-"))
+    firsts = frame.groupby("run")["seq"].idxmin()
+    assert got[firsts].isna().all() and got.drop(firsts).notna().all()
+
+
+def test_processes_of_one_run_are_separate_sequences():
+    frame = _runs(factor=1.0, runs=1, rounds=2)
+    two = pd.concat([frame, frame.assign(process_index=1)], ignore_index=True)
+    got = carryover.predecessors(two)
+    assert got.isna().sum() == 2  # each process's first sample
+
+
+def test_too_few_runs_with_samples_after_itself_decide_nothing():
+    frame = _runs(factor=3.0, runs=stats.PAIRED_MIN_RUNS - 1)
+    got = _by_name(frame)["light|n=8"]
+    assert not got.compared and got.verdict is None and got.moved_by is None and got.examined == 0
+    cells, compared, results, slower = carryover.counts(carryover.figure_carry(frame))
+    assert (cells, compared, results, slower) == (3, 0, 0, 0)
+
+
+def test_the_table_and_the_count_say_what_was_computed():
+    carries = carryover.figure_carry(_runs(factor=2.0))
+    text = carryover.table(carries)
+    assert text.count("\n") == 2 + len(CELLS) - 1
+    assert "heavy n=512 (of 2) | 2" in text and "a result" in text
+    cells, compared, results, slower = carryover.counts(carries)
+    assert cells == compared == 3 and results == slower == 1
+    assert "1 of 3 that could be compared" in carryover.count_sentence(cells, compared, results, slower)
+    assert "no lead-in" in carryover.lead_in_note(carries)
+
+
+def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_path):
+    from benchkit import results
+    from benchsite.catalog import Catalog
+    from benchsite.figures import Figure
+    from benchsite.markers import Context, expand
+    from test_results import make_row
+
+    script = tmp_path / "demo.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-demo", stem="demo", script=script, title="Demo", caption="c", chapter="index.md",
+                 variants=("light", "heavy"), group_by=("n",))
+    frame = _runs(factor=2.0)
+    frame["sample"] = frame.groupby(["run", "variant", "params"]).cumcount()
+    rows = [make_row(**{k: v for k, v in r.items() if k != "process_index"}, script_sha256="x" * 64)
+            for r in frame.to_dict("records")]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
+    cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
+    problems = []
+    page = "<!-- bench:carryover fig-demo -->\n\nOver every figure, <!-- bench:carryover-count -->."
+    html = expand(page, Context(cat, "docs/page.md", lambda target: "../" + target, problems.append))
+    assert "| light n=8 (completed) |" in html and "heavy n=512 (of 2)" in html
+    assert 'href="../verdicts/"' in html and "a result" in html
+    assert "1 of 3 that could be compared" in html and not problems
+    assert "cpu-test-2c" in html and "9 runs" in html
