@@ -3,7 +3,11 @@
 Three workloads (a jitted ``x + 1`` on a small array, a 512x512 and a 1024x1024
 float32 matmul), each checked against NumPy first, then timed in one process by
 this project's harness (``collect`` at the ``completed`` boundary), a bare
-``perf_counter`` + ``block_until_ready`` loop, ``timeit`` (block inside the
+``perf_counter`` + ``block_until_ready`` loop in three forms (``bare-loop``: one
+warm-up call, the output freed inside the interval when the statement ends;
+``bare-loop-warm``: the same after about the harness's warm-up; ``bare-loop-kept``:
+that, with the output kept until the clock has stopped, the interval the harness
+times), ``timeit`` (block inside the
 statement, per-call time from ``timeit.repeat``), and, where installed,
 pytest-benchmark (its fixture's calibration and rounds, driven in-process) and
 pyperf (``python -m pyperf timeit`` worker processes, bounded settings).
@@ -17,7 +21,8 @@ a round drawn from the same seed.
 Two quantities per method and workload (params ``quantity``):
 
 * ``per-call``: the method's own samples, seconds per call (``calls`` = how many
-  calls one sample averaged: 1 for the harness and the bare loop, the calibrated
+  calls one sample averaged: 1 for the bare loops, k for the harness on a call
+  shorter than a millisecond, the calibrated
   ``number`` / iterations / loops for timeit, pytest-benchmark and pyperf);
 * ``wall``: seconds of wall time from the start of that method's measurement,
   including its own warm-up and calibration (and, for pyperf, starting its
@@ -29,9 +34,11 @@ FIGURE = {
     "title": "The harness next to other timers: per-call time and wall time to a number",
     "caption": (
         "The same warm, checked workloads timed in one process by this harness, a bare "
-        "perf_counter loop with a block, timeit with a block in the statement, and the peers "
+        "perf_counter loop with a block (as written: one warm-up call, the output freed inside its "
+        "interval; warm: after about the harness's warm-up; kept: warm, and the output freed after "
+        "the clock stops, the interval the harness times), timeit with a block in the statement, and the peers "
         "pytest-benchmark and pyperf where they are installed, in alternating order. Per-call rows "
-        "compare what each method reports (the bare loop's samples are single calls; the harness, "
+        "compare what each method reports (the bare loops' samples are single calls; the harness, "
         "for fast calls, timeit, pytest-benchmark and pyperf average several calls per sample); "
         "the ratio column is the harness over the bare loop, with its verdict below. Wall rows are a "
         "different quantity (boundary wall): the seconds each method needed, "
@@ -42,7 +49,7 @@ FIGURE = {
     ),
     "chapter": "diagnosing/harness.md",
     "group_by": ["quantity", "n", "op"],
-    "variants": ["harness", "bare-loop", "timeit", "pytest-benchmark", "pyperf"],
+    "variants": ["harness", "bare-loop", "bare-loop-warm", "bare-loop-kept", "timeit", "pytest-benchmark", "pyperf"],
     "ratio": ["harness", "bare-loop"],
     "headline": {"stat": "ratio", "quantity": "per-call", "n": 1024},
 }
@@ -62,6 +69,7 @@ import jax
 import numpy as np
 
 from benchkit import Recorder, Sample, check_close, collect, compiles, figure_main
+from benchkit.timing import MIN_SAMPLE_S, WARMUP_CALLS
 
 try:  # optional peers: a missing one is recorded as not measured
     from pytest_benchmark.fixture import BenchmarkFixture
@@ -87,7 +95,7 @@ def host_input(op: str, n: int) -> str:
     return f"np.random.default_rng({n}).standard_normal({shape}, dtype=np.float32)"
 
 
-METHODS = ("harness", "bare-loop", "timeit", "pytest-benchmark", "pyperf")
+METHODS = ("harness", "bare-loop", "bare-loop-warm", "bare-loop-kept", "timeit", "pytest-benchmark", "pyperf")
 JAX_ENV_PREFIXES = ("JAX_", "XLA_", "TPU_", "CUDA_", "NVIDIA_")
 
 
@@ -118,6 +126,44 @@ def bare_loop(fn, x, share_s: float, rec: Recorder) -> list[Sample]:
         t0 = time.perf_counter()
         fn(x).block_until_ready()
         times.append(time.perf_counter() - t0)
+    return [Sample(t) for t in times]
+
+
+def warm_up(fn, x) -> None:
+    """About the warm-up the harness gives a call before its first sample: WARMUP_CALLS calls,
+    then more calls for MIN_SAMPLE_S of wall time (the harness sizes a sample of a short call
+    from about that many)."""
+    for _ in range(WARMUP_CALLS):
+        fn(x).block_until_ready()
+    stop = time.perf_counter() + MIN_SAMPLE_S
+    while time.perf_counter() < stop:
+        fn(x).block_until_ready()
+
+
+def bare_loop_warm(fn, x, share_s: float, rec: Recorder) -> list[Sample]:
+    """The bare loop after that warm-up: its output is still freed inside the interval."""
+    warm_up(fn, x)
+    times = []
+    stop = time.perf_counter() + share_s
+    while len(times) < cap(rec) and (len(times) < rec.config.min_samples or time.perf_counter() < stop):
+        t0 = time.perf_counter()
+        fn(x).block_until_ready()
+        times.append(time.perf_counter() - t0)
+    return [Sample(t) for t in times]
+
+
+def bare_loop_kept(fn, x, share_s: float, rec: Recorder) -> list[Sample]:
+    """The same, keeping the output until the clock has stopped: the interval the harness's
+    completed boundary times (the call and the wait, not freeing the output)."""
+    warm_up(fn, x)
+    times = []
+    stop = time.perf_counter() + share_s
+    while len(times) < cap(rec) and (len(times) < rec.config.min_samples or time.perf_counter() < stop):
+        t0 = time.perf_counter()
+        out = fn(x).block_until_ready()
+        t1 = time.perf_counter()
+        del out  # freed here, outside the interval
+        times.append(t1 - t0)
     return [Sample(t) for t in times]
 
 
@@ -186,7 +232,7 @@ def one_call(fn, x) -> float:
 
 def measure(rec: Recorder) -> None:
     rng = random.Random(rec.config.seed)
-    measured = ["harness", "bare-loop", "timeit"]
+    measured = ["harness", "bare-loop", "bare-loop-warm", "bare-loop-kept", "timeit"]
     not_measured = []
     for name, module in (("pytest-benchmark", BenchmarkFixture), ("pyperf", pyperf)):
         if module is None:
@@ -196,7 +242,8 @@ def measure(rec: Recorder) -> None:
         else:
             measured.append(name)
     note = f"measured: {', '.join(measured)}; not measured: {', '.join(not_measured) or 'none'}"
-    in_process = {"harness": harness_method, "bare-loop": bare_loop, "timeit": timeit_method}
+    in_process = {"harness": harness_method, "bare-loop": bare_loop, "bare-loop-warm": bare_loop_warm,
+                  "bare-loop-kept": bare_loop_kept, "timeit": timeit_method}
     if BenchmarkFixture is not None:
         in_process["pytest-benchmark"] = pytest_benchmark_method
     run_pyperf = pyperf is not None and not rec.config.smoke

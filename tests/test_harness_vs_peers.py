@@ -48,7 +48,8 @@ def test_every_workload_and_method_is_measured_or_marked_not_measured(rows):
             for method in fig["variants"]:
                 if method in seen:
                     continue
-                assert method not in ("harness", "bare-loop", "timeit"), (quantity, op, n, method)
+                assert method not in ("harness", "bare-loop", "bare-loop-warm", "bare-loop-kept", "timeit"), \
+                    (quantity, op, n, method)
                 assert f"{method} (" in not_measured, (quantity, op, n, method, not_measured)
 
 
@@ -102,5 +103,42 @@ def test_a_missing_peer_is_reported_not_measured(tmp_path):
         found = list(csv.DictReader(fh))
     for row in found:
         row["p"] = _params(row["params"])
-    assert {r["variant"] for r in found} == {"harness", "bare-loop", "timeit"}
+    assert {r["variant"] for r in found} == {"harness", "bare-loop", "bare-loop-warm", "bare-loop-kept", "timeit"}
     assert _not_measured(found) == "pytest-benchmark (not installed), pyperf (not installed)"
+
+
+def test_the_kept_bare_loop_frees_its_output_after_the_clock_stops():
+    """bare-loop-kept times the harness's completed interval: the output is freed after the second
+    clock read; the as-written bare loop frees it inside, when its statement ends."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("harness_vs_peers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    events = []
+
+    class Out:
+        def block_until_ready(self):
+            events.append("ready")
+            return self
+
+        def __del__(self):
+            events.append("freed")
+
+    def clock():
+        events.append("clock")
+        return float(len(events))
+
+    module.time.perf_counter, real = clock, module.time.perf_counter
+    try:
+        rec = type("R", (), {"config": type("C", (), {"min_samples": 1})()})()
+        events.clear()
+        module.bare_loop_kept(lambda x: Out(), None, 0.0, rec)
+        last = events[len(events) - 1 - events[::-1].index("ready"):]
+        assert last[:3] == ["ready", "clock", "freed"], events
+        events.clear()
+        module.bare_loop(lambda x: Out(), None, 0.0, rec)
+        last = events[len(events) - 1 - events[::-1].index("ready"):]
+        assert last[:3] == ["ready", "freed", "clock"], events
+    finally:
+        module.time.perf_counter = real
