@@ -4,13 +4,13 @@ The harness samples a figure's cells (variant, params) in shuffled rounds (``ben
 so each sample starts right after whatever cell ran before it. Here every sample of a cell is
 grouped by that predecessor, and in each run the median of the samples taken right after the cell
 itself (what a block of consecutive samples would see) is set against the median of those taken
-right after each other cell. The preceding cell that moves the cell most (the largest median
-per-run log ratio, either way) is reported with its per-run ratios and the paired verdict
-(``stats.paired_verdict``), made stricter for having been picked after looking: its sign test runs
-at ``PAIRED_ALPHA / (2 m)`` for m preceding cells examined (Bonferroni over m cells and both
-directions), so noise in one of many neighbours is not called carry-over. The median after any
-other cell is shown too, as a description: when only some neighbours slow a cell, a median over
-all of them jumps between the two from run to run, and its verdict would say little.
+right after each other cell. The preceding cell that moves the cell most (its median per-run
+log ratio furthest from 0, either way) is named, and the verdict is the plain paired rule
+(``stats.paired_verdict``) on per-run ratios each taken from the preceding cell picked on the
+*other* runs (leave one run out): a cell picked for being the most different is no longer judged
+on the runs that picked it, so noise in one of many neighbours is not called carry-over. The
+median after any other cell is shown too, as a description: when only some neighbours slow a
+cell, a median over all of them jumps between the two from run to run.
 
 The predecessor is the results' ``after`` column (``variant|params`` of the sample measured just
 before, empty for a run's first sample) where a run records one, and otherwise the previous sample
@@ -38,7 +38,7 @@ from benchkit.schema import figure_id_for
 from . import fmt, render, stats
 from .load import ResultsError, load
 
-MIN_GROUP = 3  # samples a run needs in a group (after itself, after others) for its median to count
+MIN_GROUP = 2  # samples a run needs in a group (after itself, after others) for its median to count
 SEP = "|"  # a cell's name: variant|params, as the ``after`` column writes it
 
 
@@ -75,9 +75,11 @@ class Carry:
     after_self: pd.Series  # per-run median of the samples right after the cell itself
     after_others: pd.Series  # per-run median of the samples right after any other cell
     examined: int = 0  # other preceding cells with PAIRED_MIN_RUNS runs to pair with after_self
-    moved_by: str | None = None  # of those, the one whose samples differ most from after_self
-    ratios: np.ndarray = field(default_factory=lambda: np.array([]))  # after moved_by / after itself, per run
-    verdict: stats.Verdict | None = None  # paired, corrected for picking moved_by out of ``examined``
+    moved_by: str | None = None  # of those, the one whose samples differ most from after_self, over every run
+    # per run: median after the predecessor picked from the other runs / median after itself
+    ratios: np.ndarray = field(default_factory=lambda: np.array([]))
+    same: int = 0  # runs whose pick from the other runs is moved_by
+    verdict: stats.Verdict | None = None  # the paired rule on ``ratios``
     lead_in: tuple[int, int] | None = None  # fewest and most untimed lead-in calls, where recorded
 
     @property
@@ -87,7 +89,7 @@ class Carry:
     @property
     def compared(self) -> bool:
         """A preceding cell with enough runs for the paired rule to decide anything."""
-        return self.verdict is not None
+        return self.verdict is not None and self.verdict.runs >= stats.PAIRED_MIN_RUNS
 
     @property
     def above(self) -> int:
@@ -116,40 +118,46 @@ def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
     return x / y
 
 
-def _most_different(by_prev: pd.Series, cell: str, after_self: pd.Series) -> tuple[str | None, np.ndarray, int]:
-    """(the other predecessor whose per-run ratio to ``after_self`` is furthest from 1 by its median
-    log, its per-run ratios, how many predecessors had PAIRED_MIN_RUNS runs to pair)."""
-    found, ratios, best, examined = None, np.array([]), -math.inf, 0
+def _candidates(by_prev: pd.Series, cell: str, after_self: pd.Series) -> dict[str, pd.Series]:
+    """Each other predecessor with PAIRED_MIN_RUNS runs to pair with ``after_self``: its per-run
+    ratio (median after it / median after the cell itself), indexed by run."""
     if cell not in by_prev.index.get_level_values(0):
-        return found, ratios, examined
+        return {}
+    out = {}
     for prev in by_prev.loc[cell].index.get_level_values(0).unique():
         if prev == cell:
             continue
-        r = _ratios(_per_run(by_prev, (cell, prev)), after_self)
-        if r.size < stats.PAIRED_MIN_RUNS:
-            continue
-        examined += 1
-        if abs(float(np.median(np.log(r)))) > best:
-            found, ratios, best = prev, r, abs(float(np.median(np.log(r))))
-    return found, ratios, examined
+        runs, a, b = stats.common_runs(_per_run(by_prev, (cell, prev)), after_self)
+        if runs.size >= stats.PAIRED_MIN_RUNS:
+            out[prev] = pd.Series(_per_run(by_prev, (cell, prev)).to_numpy()[a] / after_self.to_numpy()[b],
+                                  index=runs)
+    return out
 
 
-def picked_verdict(ratios: np.ndarray, examined: int) -> stats.Verdict:
-    """The paired verdict on per-run ratios of a preceding cell picked as the most different of
-    ``examined``: "a result" only when, besides the rule itself, as many runs agree as a sign test
-    at PAIRED_ALPHA / (2 x examined) needs (Bonferroni over the cells and both directions)."""
-    plain = stats.paired_verdict(ratios, np.ones_like(ratios))
-    n = plain.runs
-    alpha = stats.PAIRED_ALPHA / (2 * max(examined, 1))
-    need = stats.sign_agree_needed(n, alpha)
-    d = np.log(ratios)
-    agree = int((d > 0).sum() if np.median(d) > 0 else (d < 0).sum())
-    note = (f"; picked as the most different of {examined} preceding cells, so "
-            + (f"{need} of {n} runs must agree ({agree} do)" if need is not None else
-               f"no {n} runs could be enough (one-sided level {fmt.percent(alpha)})"))
-    if plain.is_result and need is not None and agree >= need:
-        return stats.Verdict(stats.RESULT, plain.reason + note, plain.ratio, plain.floor, n)
-    return stats.Verdict(stats.NOT_YET, plain.reason + note, plain.ratio, plain.floor, n)
+def _pick(candidates: dict[str, pd.Series], leave_out: object = None) -> str:
+    """The candidate furthest from 1 by its median log ratio over the runs other than ``leave_out``."""
+    def distance(prev: str) -> float:
+        r = candidates[prev]
+        r = r[r.index != leave_out] if leave_out is not None else r
+        return abs(float(np.median(np.log(r.to_numpy())))) if r.size else -math.inf
+    return max(sorted(candidates), key=distance)
+
+
+def most_different(candidates: dict[str, pd.Series]) -> tuple[str | None, pd.Series, int]:
+    """(the predecessor furthest from 1 over every run; per run, the ratio of the predecessor
+    picked from the *other* runs; in how many runs that pick is the overall one). Picking on the
+    other runs leaves each run's ratio free of the pick, so the plain paired rule applies to
+    them: under no carry-over each run's side of 1 is a coin toss whichever cell was picked."""
+    if not candidates:
+        return None, pd.Series(dtype=float), 0
+    overall = _pick(candidates)
+    runs = sorted(set().union(*(c.index for c in candidates.values())))
+    picked, same = {}, 0
+    for run in runs:
+        prev = _pick(candidates, leave_out=run)
+        if run in candidates[prev].index:
+            picked[run], same = candidates[prev][run], same + (prev == overall)
+    return overall, pd.Series(picked, dtype=float).rename_axis("run"), same
 
 
 def figure_carry(frame: pd.DataFrame) -> list[Carry]:
@@ -166,13 +174,15 @@ def figure_carry(frame: pd.DataFrame) -> list[Carry]:
     out = []
     for cell, row in zip(cells[first.index], first.itertuples()):
         after_self = _per_run(by_kind, (cell, "self"))
-        moved_by, ratios, examined = _most_different(by_prev, cell, after_self)
+        candidates = _candidates(by_prev, cell, after_self)
+        moved_by, ratios, same = most_different(candidates)
         span = None
         if lead is not None and pd.notna(lead.at[cell, "min"]):
             span = (int(lead.at[cell, "min"]), int(lead.at[cell, "max"]))
         out.append(Carry(str(row.variant), "" if pd.isna(row.params) else str(row.params), str(row.boundary),
-                         after_self, _per_run(by_kind, (cell, "others")), examined, moved_by, ratios,
-                         picked_verdict(ratios, examined) if moved_by else None, span))
+                         after_self, _per_run(by_kind, (cell, "others")), len(candidates), moved_by,
+                         ratios.to_numpy(), same, stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size))
+                         if moved_by else None, span))
     return out
 
 
@@ -202,11 +212,11 @@ def _ratio_text(ratios: np.ndarray) -> str:
 def table(carries: Iterable[Carry], verdict=lambda v: v.text) -> str:
     """A Markdown table: one line per cell. ``verdict(Verdict)`` formats a verdict (a page links
     it to the rule; a terminal prints its text and reason)."""
-    rows = ["| cell | after itself | after any other cell | the preceding cell that moves it most "
-            "(of those with enough runs) | its samples / after itself, per run | verdict |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| cell | after itself | after any other cell | the preceding cell that moves it most | "
+            "after it / after itself, per run | verdict |", "|---|---|---|---|---|---|"]
     for c in carries:
-        moved = f"{fmt.md(_cell_label(c.moved_by))} (of {c.examined})" if c.moved_by else "—"
+        moved = (f"{fmt.md(_cell_label(c.moved_by))} (of {c.examined}; the pick of the other runs in "
+                 f"{c.same} of {c.ratios.size})" if c.moved_by else "—")
         rows.append(f"| {fmt.md(_cell_label(c.name))} ({fmt.md(c.boundary)}) | {_times(c.after_self)} | "
                     f"{_times(c.after_others)} | {moved} | {_ratio_text(c.ratios)} | "
                     f"{verdict(c.verdict) if c.verdict is not None else '—'} |")
@@ -260,7 +270,8 @@ def marker(args: list[str], ctx) -> str:
     carries = figure_carry(frame)
     head = (f"**{fmt.esc(fig_id)}** on **{fmt.esc(machine)}** (session {_sessions(frame)}, "
             f"{fmt.count(frame['run'].nunique(), 'run')}; a run counts in a group with at least "
-            f"{fmt.count(MIN_GROUP, 'sample')} in it). {lead_in_note(carries)}")
+            f"{fmt.count(MIN_GROUP, 'sample')} in it; each run's ratio is taken after the preceding cell "
+            f"picked on the other runs). {lead_in_note(carries)}")
     return f"\n{head}\n\n{table(carries, _verdict_link(ctx))}\n"
 
 
