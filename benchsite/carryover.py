@@ -12,8 +12,8 @@ on the runs that picked it, so noise in one of many neighbours is not called car
 median after any other cell is shown too, as a description: when only some neighbours slow a
 cell, a median over all of them jumps between the two from run to run.
 
-The predecessor is the results' ``after`` column (``variant|params`` of the sample measured just
-before, empty for a run's first sample) where a run records one, and otherwise the previous sample
+The predecessor is the results' ``after`` column (``variant|boundary|params`` of the cell whose
+sample, or warm-up and sizing, ran just before) where a run records one, and otherwise the previous sample
 in ``seq`` order within (run, process_index); files with no ``seq`` (schema 1) give nothing.
 ``lead_in`` (untimed calls of the cell before its timed sample), where recorded, is reported.
 
@@ -39,15 +39,16 @@ from . import fmt, render, stats
 from .load import ResultsError, load
 
 MIN_GROUP = 2  # samples a run needs in a group (after itself, after others) for its median to count
-SEP = "|"  # a cell's name: variant|params, as the ``after`` column writes it
+SEP = "|"  # a cell's name: variant|boundary|params, as the ``after`` column writes it (benchkit.cell_key)
 
 
 def cell_names(frame: pd.DataFrame) -> pd.Series:
-    return frame["variant"].astype(str) + SEP + frame["params"].fillna("").astype(str)
+    return (frame["variant"].astype(str) + SEP + frame["boundary"].astype(str) + SEP
+            + frame["params"].fillna("").astype(str))
 
 
 def predecessors(frame: pd.DataFrame) -> pd.Series:
-    """Per row, the cell measured just before it in its run and process (``variant|params``), or
+    """Per row, the cell measured just before it in its run and process (``variant|boundary|params``), or
     None: a run's first sample, or a run with no ``seq`` and no ``after``. A run that records
     ``after`` (any row of it non-empty) is read from it; any other run is derived from ``seq``."""
     keys = ["run", "process_index"]
@@ -84,7 +85,7 @@ class Carry:
 
     @property
     def name(self) -> str:
-        return f"{self.variant}{SEP}{self.params}"
+        return SEP.join((self.variant, self.boundary, self.params))
 
     @property
     def compared(self) -> bool:
@@ -189,9 +190,11 @@ def figure_carry(frame: pd.DataFrame) -> list[Carry]:
 # --- text ------------------------------------------------------------------------------------
 
 def _cell_label(name: str | None) -> str:
+    """``variant|boundary|params`` as a reader names the cell: ``dispatch n=128``."""
     if name is None:
         return "—"
-    variant, _, params = name.partition(SEP)
+    parts = name.split(SEP, 2)
+    variant, params = parts[0], parts[-1] if len(parts) > 1 else ""
     return f"{variant} {params.replace(',', ', ')}".strip()
 
 

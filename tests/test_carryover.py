@@ -28,11 +28,11 @@ def _runs(factor: float, runs: int = 9, rounds: int = 60, noise: float = 0.05, s
             # has samples after the cell itself (as the committed files do, a few a run).
             for i in order + ([order[-1]] if rng.random() < 0.5 else []):
                 variant, params, base = CELLS[i]
-                slow = factor if (variant, params) == ("light", "n=8") and prev == "heavy|n=512" else 1.0
+                slow = factor if (variant, params) == ("light", "n=8") and prev == "heavy|completed|n=512" else 1.0
                 rows.append(dict(variant=variant, params=params, boundary="completed", run=run,
                                  process_index=0, seq=seq, session_id="s",
                                  time_s=base * slow * float(np.exp(rng.gauss(0, noise)))))
-                prev, seq = f"{variant}|{params}", seq + 1
+                prev, seq = f"{variant}|completed|{params}", seq + 1
     return pd.DataFrame(rows)
 
 
@@ -41,8 +41,8 @@ def _by_name(frame: pd.DataFrame) -> dict[str, carryover.Carry]:
 
 
 def test_a_preceding_cell_that_slows_the_next_sample_is_found_with_its_factor():
-    got = _by_name(_runs(factor=2.0))["light|n=8"]
-    assert got.moved_by == "heavy|n=512" and got.examined == 2
+    got = _by_name(_runs(factor=2.0))["light|completed|n=8"]
+    assert got.moved_by == "heavy|completed|n=512" and got.examined == 2
     assert got.ratios.size == 9 and got.above == 9
     assert np.median(got.ratios) == pytest.approx(2.0, rel=0.1)
     assert got.verdict.is_result and got.verdict.ratio == pytest.approx(2.0, rel=0.1)
@@ -60,14 +60,14 @@ def test_a_preceding_cell_that_does_not_slow_the_next_sample_is_not_called_carry
 
 def test_the_other_cells_it_did_not_slow_show_no_carry_over():
     got = _by_name(_runs(factor=2.0))
-    assert not got["heavy|n=512"].verdict.is_result
-    assert not got["light|n=64"].verdict.is_result
+    assert not got["heavy|completed|n=512"].verdict.is_result
+    assert not got["light|completed|n=64"].verdict.is_result
 
 
 @pytest.mark.parametrize("runs", [6, 9])
 def test_with_six_runs_a_real_slowdown_is_still_a_result_and_no_slowdown_is_not(runs):
     """The pick is made on the other runs, so no correction eats the six runs a session has."""
-    got = _by_name(_runs(factor=2.0, runs=runs, seed=5))["light|n=8"]
+    got = _by_name(_runs(factor=2.0, runs=runs, seed=5))["light|completed|n=8"]
     assert got.verdict.is_result and got.same == runs == got.ratios.size
     for seed in range(5, 10):
         assert not any(c.verdict.is_result for c in carryover.figure_carry(_runs(factor=1.0, runs=runs, seed=seed)))
@@ -88,7 +88,7 @@ def _with_after(frame: pd.DataFrame) -> pd.DataFrame:
     """The same samples as the harness's ``after`` column would name them, with ``seq`` gone and
     the rows in another order: only ``after`` can say what came before."""
     ordered = frame.sort_values(["run", "seq"])
-    names = ordered["variant"] + "|" + ordered["params"]
+    names = ordered["variant"] + "|" + ordered["boundary"] + "|" + ordered["params"]
     after = names.groupby(ordered["run"]).shift(1).fillna("")
     out = ordered.assign(after=after, lead_in=1, seq=np.nan)
     return out.sample(frac=1.0, random_state=3)
@@ -105,7 +105,7 @@ def test_the_after_column_and_seq_give_the_same_predecessors_and_numbers():
     for name in a:
         assert a[name].verdict == b[name].verdict and a[name].moved_by == b[name].moved_by
         assert np.array_equal(a[name].ratios, b[name].ratios)
-    assert b["light|n=8"].lead_in == (1, 1) and a["light|n=8"].lead_in is None
+    assert b["light|completed|n=8"].lead_in == (1, 1) and a["light|completed|n=8"].lead_in is None
 
 
 def test_a_run_without_after_falls_back_to_seq_and_a_first_sample_has_no_predecessor():
@@ -128,7 +128,7 @@ def test_processes_of_one_run_are_separate_sequences():
 
 def test_too_few_runs_with_samples_after_itself_decide_nothing():
     frame = _runs(factor=3.0, runs=stats.PAIRED_MIN_RUNS - 1)
-    got = _by_name(frame)["light|n=8"]
+    got = _by_name(frame)["light|completed|n=8"]
     assert not got.compared and got.verdict is None and got.moved_by is None and got.examined == 0
     cells, compared, results, slower = carryover.counts(carryover.figure_carry(frame))
     assert (cells, compared, results, slower) == (3, 0, 0, 0)
@@ -169,3 +169,15 @@ def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_pa
     assert 'href="../verdicts/"' in html and "a result" in html
     assert "1 of 3 that could be compared" in html and not problems
     assert "cpu-test-2c" in html and "9 runs" in html
+
+
+def test_a_first_sample_whose_after_names_the_cell_sized_last_keeps_that_predecessor():
+    """benchkit writes, for a run's first sample, the cell whose warm-up and sizing ran last: the
+    ``after`` path says so, where ``seq`` alone has nothing before it."""
+    frame = _runs(factor=1.0, runs=1, rounds=2)
+    alt = _with_after(frame).sort_index()
+    first = frame["seq"].idxmin()
+    alt.loc[first, "after"] = "heavy|completed|n=512"
+    got = carryover.predecessors(alt)
+    assert got[first] == "heavy|completed|n=512"
+    assert got.drop(first).equals(carryover.predecessors(frame).drop(first))
