@@ -62,7 +62,8 @@ def health(cat: Catalog, machine: str) -> Health | None:
         cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
         measured = per_run["other_load"].astype(float) if "other_load" in per_run else None
         if measured is not None and measured.notna().all():  # schema 4: measured over the run
-            loads.extend((measured / cores).dropna().tolist())
+            if not (per_run["process_count"] > 1).any():  # a run's own peer processes count as other work
+                loads.extend((measured / cores).dropna().tolist())
             during.append(True)
         else:
             loads.extend(((per_run["load_avg_1m"].astype(float) - 1).clip(lower=0) / cores).dropna().tolist())

@@ -70,8 +70,8 @@ Block = Callable[[Any], Any]
 
 MIN_SAMPLES = 5  # a run's median needs a few; the spread that decides a verdict is between runs
 MAX_SAMPLES = 100  # keeps a committed CSV near a megabyte; 100 samples pin a median well
-BUDGET_S = 0.1  # 100 ms of timed work per (variant, shape) per run: more runs beat longer ones
-WARMUP_CALLS = 3  # more than one: the first warm call is often slow too
+BUDGET_S = 0.05  # 50 ms of timed work per (variant, shape) per run: more runs beat longer ones
+WARMUP_CALLS = 2  # more than one: the first warm call is often slow too
 MIN_SAMPLE_S = 1e-3  # a sample of a fast call repeats it until it spans about this much wall time
 MAX_CALLS = 10_000  # calls per sample, at most (a 100 ns call)
 LEAD_IN_CALLS = 1  # untimed calls of a cell before each of its samples (carry-over control)
