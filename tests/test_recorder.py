@@ -21,7 +21,8 @@ def dispatch_of_slow_work(clock: FakeClock) -> FakeFunction:
     return FakeFunction(clock, dispatch_s=2**-10, work_s=1.0)
 
 
-@pytest.mark.parametrize("maximum, expected", [(None, timing.MAX_SAMPLES), (12, 12), (3, timing.MIN_SAMPLES)])
+@pytest.mark.parametrize("maximum, expected", [(None, timing.choose_count(2**-10, timing.BUDGET_S)), (12, 12),
+                                               (3, timing.MIN_SAMPLES)])
 def test_maximum_caps_the_samples_but_not_below_the_run_minimum(fake_timing, maximum, expected):
     rec = Recorder(Config(run=0, smoke=False, platform="cpu"))
     cap = {} if maximum is None else {"maximum": maximum}

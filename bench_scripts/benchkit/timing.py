@@ -319,12 +319,15 @@ class Cell:
                                          for _ in range(SIZING_SAMPLES))
             self.calls = choose_calls(wall)
         sized: list[float] = []  # up to SIZING_SAMPLES, fewer once they hold half the budget
+        walls: list[float] = []  # wall seconds per call of each, lead-in and untimed waits included
         while len(sized) < SIZING_SAMPLES and (not sized or sum(sized) < budget_s / 2):
+            w0 = clock()
             s = self.one(clock)
+            walls.append((clock() - w0) / (s.calls + self.lead_in))
             sized.append(s.time_s * s.calls)
         per_sample = statistics.median(sized)
-        if self.boundary != "loop" and per_sample / (self.calls or 1) >= LEAD_IN_UNDER_S:
-            self.lead_in = 0  # a slow call: see LEAD_IN_UNDER_S
+        if self.boundary != "loop" and statistics.median(walls) >= LEAD_IN_UNDER_S:
+            self.lead_in = 0  # a slow call (a dispatch of slow work too): see LEAD_IN_UNDER_S
         return choose_count(per_sample, budget_s, self.minimum, max(self.minimum, self.maximum))
 
     def _wall_per_call(self, clock: Clock) -> float:
