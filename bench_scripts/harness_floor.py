@@ -2,15 +2,18 @@
 
 A pair of clock reads with nothing between them, then a jitted call that does
 next to no work (one scalar add) at the dispatch, completed and loop
-boundaries. Any result within a few times these numbers measures the harness
-and the dispatch path, not the computation.
+boundaries. On the CPU that call runs inline (under the CPU client's flop
+threshold): a result within a few times these numbers measures the harness and
+the call path of an inline program, not the computation; a program handed to the
+worker threads pays more (fig-cpu-dispatch-threshold).
 """
 
 FIGURE = {
     "budget_s": 1.2,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "The timing floor: clock reads and a near-empty jitted call",
     "caption": (
-        "The clock pair is the resolution of every interval on the site; the near-empty "
+        "The clock pair is what two clock reads cost, which every interval on the site contains "
+        "(not the clock's resolution); the near-empty "
         "jitted call is the least a jitted call cost here at each boundary. On the CPU that call "
         "is a program small enough to run inline (one flop, under the CPU client's threshold), "
         "on the calling thread before the call returns: "
