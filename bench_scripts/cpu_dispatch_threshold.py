@@ -22,10 +22,11 @@ FIGURE = {
         "client runs a program estimated under 1000 flops on the calling thread and hands any "
         "other to its worker threads. The inline- columns time the same programs on a client "
         "created with jax_cpu_enable_async_dispatch off, which runs every program inline. "
-        "<!-- bench:claim fig-cpu-dispatch-threshold slower('completed', 'inline-completed', op='add', n=1000) and slower('completed', 'inline-completed', op='matmul', n=8) -->Just above the threshold the hand-off made a tiny call slower than the same call run inline<!-- /bench:claim -->, "  # noqa: E501
-        "<!-- bench:claim fig-cpu-dispatch-threshold ratio('completed', 'dispatch', op='matmul', n=128) > 1.2 and ratio('inline-completed', 'inline-dispatch', op='matmul', n=128) < 1.5 -->while a large matmul's completed time exceeded its dispatch time by more than a fifth on the default client and by less than a half with async dispatch off<!-- /bench:claim -->. "  # noqa: E501
+        "Just above the threshold, with each sample just after an untimed call of the same program, "
+        "compare the completed and inline-completed columns for what the hand-off cost. "
+        "<!-- bench:claim fig-cpu-dispatch-threshold ratio('completed', 'dispatch', op='matmul', n=128) > 1.2 and ratio('inline-completed', 'inline-dispatch', op='matmul', n=128) < 1.5 -->A large matmul's completed time exceeded its dispatch time by more than a fifth on the default client and by less than a half with async dispatch off<!-- /bench:claim -->. "  # noqa: E501
         "A time near the harness floor belongs to a program that ran inline; a tiny program "
-        "above the threshold pays for the hand-off."
+        "above the threshold may pay for the hand-off on top."
     ),
     "chapter": "asynchronous-dispatch.md",
     "group_by": ["flops", "op", "n"],
