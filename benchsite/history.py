@@ -345,8 +345,10 @@ def changes_marker(args: list[str], ctx: Context) -> str:
     cat = ctx.catalog
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     by_slug = cat.by_slug()
-    if opts.get("machine") not in by_slug:
-        raise ValueError(f"no results on {opts.get('machine')}")
+    if opts.get("machine") not in by_slug:  # missing data, not a broken marker: an error box there
+        from .catalog import Unavailable
+
+        raise Unavailable(f"{ctx.page}: bench:changes: no results on {opts.get('machine')}")
     machine = by_slug[opts["machine"]]
     figures, single, errors = [], [], []
     # Several lists on one page (the upgrade page) need their own anchors: the pair they compare.
