@@ -345,10 +345,12 @@ def changes_marker(args: list[str], ctx: Context) -> str:
     cat = ctx.catalog
     opts = dict(a.split("=", 1) for a in args if "=" in a)
     by_slug = cat.by_slug()
-    if opts.get("machine") not in by_slug:  # missing data, not a broken marker: an error box there
-        from .catalog import Unavailable
-
-        raise Unavailable(f"{ctx.page}: bench:changes: no results on {opts.get('machine')}")
+    if opts.get("machine") not in by_slug:
+        # A page about one machine's sessions, built from a results folder without that machine (a
+        # reader's own folder, a test's): said on the page, not a broken build.
+        return (f"\n!!! note \"No results on {fmt.md(opts.get('machine', ''))} here\"\n"
+                f"    The results folder this site was built from holds no results on that machine, so "
+                f"there is nothing to compare on it.\n")
     machine = by_slug[opts["machine"]]
     figures, single, errors = [], [], []
     # Several lists on one page (the upgrade page) need their own anchors: the pair they compare.

@@ -427,8 +427,8 @@ def aa_rates_marker(args: list[str], ctx: Context) -> str:
     if not found:
         raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
     runs, seen = calibration.runs_of(found), calibration.noise(found)
-    head = ["rule", "compares", "false call", "A/A pairs", "false calls", "measured rate (95 % interval)",
-            "simulated rate", "simulated at the noise measured here", "pairs with a false call"]
+    head = ["rule", "compares", "wrong call on A/A data", "A/A pairs", "wrong calls", "measured rate (95 % interval)",
+            "simulated rate", "simulated at the noise measured here", "pairs with a wrong call"]
     body = []
     for count in calibration.measured(found):
         low, high = count.interval

@@ -95,7 +95,8 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
     text = page.read_text(encoding="utf-8") if page and page.is_file() else ""
     if not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
         return None
-    title = re.search(r"^#\s+(.+)$", text, flags=re.M)
+    body = re.sub(r"\A---\n.*?\n---\n", "", text, count=1, flags=re.S)  # not the front matter's comments
+    title = re.search(r"^#\s+(.+)$", body, flags=re.M)
     name = title.group(1).strip() if title else fig.chapter
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"
 

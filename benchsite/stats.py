@@ -268,10 +268,12 @@ def paired_verdict(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray) -> Verd
     n = d.size
     if n < PAIRED_MIN_RUNS:
         return Verdict(NOT_YET, f"{n} paired runs; the rule needs at least {PAIRED_MIN_RUNS}", runs=n,
-                       ratio=float(np.exp(np.median(d))) if n else float("nan"))
+                       ratio=float(np.median(np.exp(d))) if n else float("nan"))
     ok, med, agree, floor = (np.asarray(x).item() for x in _paired_decide(d))
     need = sign_agree_needed(n)
-    ratio, floor_frac = math.exp(med), math.expm1(floor)
+    # The median of the per-run ratios, as a figure's ratio column shows it: with an even number of
+    # runs the mean of the two middle ratios (exp of the median log ratio would be their geometric mean).
+    ratio, floor_frac = float(np.median(np.exp(d))), math.expm1(floor)
     facts = (f"median per-run ratio {ratio:.3g}, {agree} of {n} runs in that direction "
              f"({need} needed), floor {_percent(floor_frac)}")
     if ok:

@@ -127,7 +127,7 @@ def table(frames: dict[str, pd.DataFrame], link, budgets: dict[str, float] | Non
     planned = [budgets[t.fig_id] * t.runs for t in times if t.fig_id in budgets]
     over = [t.fig_id for t in known if t.fig_id in budgets and t.median > budgets[t.fig_id]]
     budget_line = (f" The figures' budgets, times their runs, add up to **{seconds(sum(planned))}**; "
-                   + (f"{fmt.count(len(over), 'figure')} took longer than its budget at the median "
+                   + (f"{fmt.count(len(over), 'figure')} took longer than the budget at the median "
                       f"({', '.join(over)})." if over else "every figure kept to its budget at the median.")
                    if planned else "")
     paragraphs = ["\n".join(rows),
@@ -155,7 +155,8 @@ def marker(args: list[str], ctx) -> str:
     frames = {f: cat.frames[(f, machine)] for f in sorted(cat.figures) if (f, machine) in cat.frames}
     if not frames:
         raise ValueError(f"no valid results on {machine}")
-    head = f"Measured on **{fmt.esc(machine)}**, from the process start times its results record.\n\n"
+    head = (f"Measured on **{fmt.esc(machine)}**, from each run's recorded wall time, or where results "
+            "lack it, from the process start times they record.\n\n")
     refused = [(fig_id, cat.errors[(fig_id, machine)]) for fig_id in sorted(cat.figures)
                if (fig_id, machine) in cat.errors]
     for _, problem in refused:  # left out of the sums below: said where the sums are

@@ -84,7 +84,7 @@ def test_a_recorded_run_wall_time_is_quoted_beside_the_budget():
     assert "| [fig-a](bench/fig-a/) | 2 | 3.0 s [2.5 s..3.5 s] | the run | 4.0 s |" in text
     assert "| 9.0 s | the run | 8.0 s (**over**) |" in text
     assert "**24 s**" in text  # budgets times runs: 4 s x 2 + 8 s x 2
-    assert "1 figure took longer than its budget at the median (fig-b)" in text
+    assert "1 figure took longer than the budget at the median (fig-b)" in text
 
 
 def test_wall_time_reads_in_minutes_past_a_minute():
