@@ -18,7 +18,22 @@ from markupsafe import Markup
 from benchkit import layout
 from benchkit.runner import DEFAULT_RUNS
 
-from . import calibration, carryover, claims, fmt, history, metrics, noise, pages, quotes, render, stats, urls, walltime, yours
+from . import (
+    calibration,
+    carryover,
+    claims,
+    fmt,
+    history,
+    metrics,
+    noise,
+    pages,
+    quotes,
+    render,
+    stats,
+    urls,
+    walltime,
+    yours,
+)
 from .buildcache import BuildCache
 from .catalog import Catalog, Unavailable
 from .figures import Figure
