@@ -461,7 +461,7 @@ def aa_rates_marker(args: list[str], ctx: Context) -> str:
             f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
             f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
             f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
-    return str(template("aa_rates.html", head=head, body=body, called=called, note=note))
+    return str(template("verdict_rates.html", head=head, body=body, called=called, note=note))
 
 
 def _agree_needed() -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from mkdocs.utils import meta
+
 from benchkit import layout
 
 from . import compare, history, render, urls
@@ -95,7 +97,7 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
     text = page.read_text(encoding="utf-8") if page and page.is_file() else ""
     if not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
         return None
-    body = re.sub(r"\A---\n.*?\n---\n", "", text, count=1, flags=re.S)  # not the front matter's comments
+    body, _ = meta.get_data(text)  # the title, not a comment in the front matter (as mkdocs splits it)
     title = re.search(r"^#\s+(.+)$", body, flags=re.M)
     name = title.group(1).strip() if title else fig.chapter
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"

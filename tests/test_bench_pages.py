@@ -174,3 +174,10 @@ def test_a_headline_ratio_is_quoted_with_its_verdict_linked_to_the_rule(tmp_path
                            Context(build(tmp_path, ["cpu-a"]), "docs/x.md", lambda t: "/" + t, [].append))
     rule = r"\(paired rule: <site address>/verdicts/, applied when the page was built\)"
     assert re.search(rf"\nverdict   a result {rule}\n", cite), cite
+
+
+def test_chapter_link_names_the_chapter_by_its_title_not_a_front_matter_comment(tmp_path, docs):
+    (docs / "chapter.md").write_text("---\n# a comment in the front matter\nsearch:\n  boost: 2\n---\n\n"
+                                     "# The chapter\n\n<!-- bench:figure fig-demo -->\n")
+    html = render_page(build(tmp_path, ["cpu-a"]), "bench/index.md", docs)
+    assert "[The chapter](" in html and "a comment in the front matter" not in html
