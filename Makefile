@@ -15,7 +15,7 @@ RESULTS ?= results
 export NO_MKDOCS_2_WARNING := 1
 comma := ,
 
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml bench_scripts/pyproject.toml | sha256sum | cut -c1-12)
 # jax 0.11 and newer need Python 3.12+: the venv is made with the first of these that is new
 # enough (a pyenv-installed 3.12/3.13 counts even when it is not the selected version).
 NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
@@ -29,14 +29,14 @@ help: ## List the targets
 	@echo "  variables: R=6 (runs per figure)  ONLY=a,b (just these figure scripts)  STRICT=1 (stale figures fail the site)  SMOKE=1 (make lesson: tiny sizes)"
 	@echo "             PYTHON=python3 (measure with another interpreter)  MACHINE=label (results folder)"
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml bench_scripts/pyproject.toml
 	@if [ -x $(PY) ] && ! $(PY) -c '$(NEED_PY)'; then echo "make venv: $(VENV) has $$($(PY) -V); remaking it with Python 3.12+"; rm -rf $(VENV); fi
 	@if [ ! -x $(PY) ]; then \
 	  test -n "$(BASE_PYTHON)" || { echo "make venv: needs Python 3.12 or newer (jax 0.12 requires it); set BASE_PYTHON=/path/to/python3.12" >&2; exit 2; }; \
 	  $(BASE_PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -e ./bench_scripts -e .
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP) ## Create .venv, install the pinned dependencies and this project (pip install -e .; automatic)

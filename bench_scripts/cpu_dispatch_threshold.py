@@ -40,8 +40,7 @@ import jax
 import numpy as np
 from jax.extend.backend import clear_backends
 
-from benchkit import Recorder, check_close, figure_main
-from benchkit.figure import CannotRunHere
+from benchkit import CannotRunHere, Recorder, check_close, figure_main
 
 THRESHOLD = 1000  # flops: XLA's CPU client runs a program estimated below this inline
 READY_PROBES = 20  # calls per program and client whose output is checked for readiness on return

@@ -38,8 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchkit import Recorder, check_close, figure_main
-from benchkit.figure import Interleaved
+from benchkit import Interleaved, Recorder, check_close, figure_main
 
 A = 2.0  # axpy's scalar: a Python float is weakly typed, so it takes x's dtype
 DTYPES = ("float32", "bfloat16", "float16", "float64")

@@ -33,8 +33,7 @@ FIGURE = {
 import jax
 import numpy as np
 
-from benchkit import Recorder, Sample, check_close, figure_main, time_clock_pair
-from benchkit.timing import MAX_SAMPLES
+from benchkit import MAX_SAMPLES, Recorder, Sample, check_close, figure_main, time_clock_pair
 
 CLOCK_WARMUP = 20  # the first reads of a fresh process touch cold code paths
 

@@ -69,8 +69,7 @@ from types import SimpleNamespace
 import jax
 import numpy as np
 
-from benchkit import Recorder, Sample, check_close, collect, compiles, figure_main
-from benchkit.timing import MIN_SAMPLE_S, WARMUP_CALLS
+from benchkit import MIN_SAMPLE_S, WARMUP_CALLS, Recorder, Sample, check_close, collect, compiles, figure_main
 
 try:  # optional peers: a missing one is recorded as not measured
     from pytest_benchmark.fixture import BenchmarkFixture

@@ -37,8 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchkit import Recorder, check_close, figure_main
-from benchkit.timing import completed_sampler
+from benchkit import Recorder, check_close, completed_sampler, figure_main
 
 
 def np_axpy(x, y):

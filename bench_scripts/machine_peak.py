@@ -52,9 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchkit import Recorder, check_close, figure_main
-from benchkit.figure import Interleaved, ReferenceMismatch
-from benchkit.timing import Sample, time_completed, timed
+from benchkit import Interleaved, Recorder, ReferenceMismatch, Sample, check_close, figure_main, time_completed, timed
 
 COUNT_TOLERANCE = 0.25  # cost_analysis vs analytic count: beyond this relative gap, use the analytic one
 TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 5e-3, "float64": 1e-10}

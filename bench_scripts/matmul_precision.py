@@ -33,8 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchkit import Recorder, check_close, figure_main
-from benchkit.figure import Interleaved
+from benchkit import Interleaved, Recorder, check_close, figure_main
 
 PRECISIONS = {"default": None, "high": "high", "highest": "highest"}
 

@@ -76,7 +76,6 @@ import time
 from pathlib import Path
 
 from benchkit import Recorder, Sample, check_close, compiles, figure_main, profiles
-from benchkit.figure import REPO
 
 STEP_ANNOTATION = "train"
 
@@ -171,7 +170,7 @@ def shorten_path(text: str) -> str:
         return text
     if "site-packages/" in text:
         return "<site-packages>/" + text.split("site-packages/", 1)[1]
-    repo = f"{REPO}/"
+    repo = f"{Path(__file__).resolve().parents[1]}/"  # this checkout: its files are shown relative to it
     return text[len(repo):] if text.startswith(repo) else Path(text).name
 
 

@@ -1,7 +1,7 @@
 """Run every figure script (or ``--only`` some) R times and write results/<machine>/.
 
 Before a figure's file is replaced, the session it holds is kept in compact form under
-``results/<machine>/sessions/<session_id>/`` (``benchsite/archive.py``, standard library
+``results/<machine>/sessions/<session_id>/`` (``benchkit.archive``, standard library
 only), so every session keeps its page. The measuring itself is ``benchkit.runner``.
 """
 
@@ -12,14 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchkit import runner
-from benchkit.layout import BENCH_DIR, results_file
+from benchkit import archive, runner
+from benchkit.layout import results_file
 
-try:
-    from benchsite import archive
-except ImportError:  # an accelerator image's python3 has no `pip install -e .`: the checkout's own copy
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from benchsite import archive
+BENCH_DIR = Path(__file__).resolve().parent  # this checkout's figure scripts: the ones beside this file
 
 Publish = Callable[[runner.Figure, Path, Path], runner.Outcome]
 

@@ -46,8 +46,7 @@ from collections.abc import Callable
 import jax
 import numpy as np
 
-from benchkit import Recorder, Sample, check_close, figure_main
-from benchkit.timing import completed_sampler
+from benchkit import Recorder, Sample, check_close, completed_sampler, figure_main
 
 double = jax.jit(lambda x: 2 * x)
 

@@ -16,11 +16,11 @@ from typing import TypeVar
 
 import pandas as pd
 
-from benchkit import layout
+from benchkit import archive, layout
 from benchkit.provenance import harness_sha256, sha256_file
 from benchkit.schema import figure_id_for
 
-from . import REPO, archive
+from . import BENCH_DIR, REPO
 from .cachefile import cached, file_digest
 from .figures import Figure, all_figures
 from .headline import Headline
@@ -108,7 +108,7 @@ class Catalog:
     orphans: list[ResultFile] = field(default_factory=list)
     preferred: str | None = None  # whose numbers the prose quotes (a local make bench, else the declared)
     declared: str | None = None  # the site's reference machine (mkdocs.yml extra.bench.machine): fixed
-    bench_dir: Path = layout.BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
+    bench_dir: Path = BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
     _sha: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
     _machines: tuple | None = None  # (counts and preferred, figure -> machines, and all), for machines()
@@ -117,7 +117,7 @@ class Catalog:
 
     @classmethod
     def build(cls, results: Path, figures: dict[str, Figure] | None = None,
-              preferred: str | None = None, bench_dir: Path = layout.BENCH_DIR,
+              preferred: str | None = None, bench_dir: Path = BENCH_DIR,
               cache: Path | None = None, declared: str | None = None) -> Catalog:
         """Every results file in ``results`` loaded (or its error kept); figures from ``bench_dir``
         unless given (the site build passes the checkout it builds, which need not be this package's).

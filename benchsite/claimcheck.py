@@ -24,9 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from benchkit import layout
-
-from . import REPO
+from . import BENCH_DIR, REPO
 from .catalog import Catalog, Unavailable, local_machine, results_dir
 from .claim_syntax import ClaimError, split
 from .claims import evaluate, plain, support
@@ -54,7 +52,7 @@ class Checked:
     support: tuple[int, int] | None  # runs that bear it out alone, of how many
 
 
-def found_claims(docs: Path = DOCS, bench_dir: Path = layout.BENCH_DIR) -> Iterator[Found]:
+def found_claims(docs: Path = DOCS, bench_dir: Path = BENCH_DIR) -> Iterator[Found]:
     """Every claim in the chapters (page:line) and in the figure captions (script:line)."""
     for page in sorted(docs.rglob("*.md")):
         in_fence = False

@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchkit.layout import BENCH_DIR, figure_scripts
+from benchkit.layout import figure_scripts
 from benchkit.schema import figure_id_for
 
-from . import claim_syntax
+from . import BENCH_DIR, claim_syntax
 from .metrics import METRICS
 
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchkit import archive
 from benchkit.layout import ResultFile, discover
 from benchkit.provenance import LABEL_RE
 from benchkit.schema import (
@@ -43,7 +44,7 @@ from benchkit.schema import (
     parse_params,
 )
 
-from . import archive, cachefile
+from . import cachefile
 
 __all__ = ["ResultFile", "ResultsError", "discover", "header_version", "load"]
 

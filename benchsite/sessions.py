@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchkit import archive
 from benchkit.schema import (
     BOOL_COLUMNS,
     FLOAT_COLUMNS,
@@ -41,7 +42,7 @@ from benchkit.schema import (
     parse_params,
 )
 
-from . import archive, stats
+from . import stats
 from .cachefile import cache_dir, cached, store_bytes
 from .catalog import Catalog
 from .load import param_columns, session_id_ok, timestamp_ok

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 from conftest import REPO
 
 # The edits left, and why each is one:
 ALLOWED = {
-    # The runner is started by an accelerator image's python3, which has jax and numpy but no
-    # `pip install -e .`: it falls back to the checkout's own benchsite.
-    "bench_scripts/run.py",
     # The lesson runs in whatever Jupyter a reader starts inside the repository (or with
     # BENCH_REPO), not only in the project's venv: its first cell finds the harness and helpers.
     "docs/lessons/benchmark-async-work.ipynb",
@@ -95,14 +93,32 @@ def test_each_allowed_file_still_has_the_edit_it_is_allowed():
         assert path_edits(source), rel
 
 
-def test_the_runners_edit_is_a_fallback_only():
-    """run.py edits sys.path only where importing the installed benchsite failed."""
-    source = (REPO / "bench_scripts" / "run.py").read_text(encoding="utf-8")
-    handlers = [h for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Try) for h in node.handlers
-                if isinstance(h.type, ast.Name) and h.type.id == "ImportError"]
-    inside = {n.lineno for h in handlers for n in ast.walk(h) if hasattr(n, "lineno")}
-    edits = path_edits(source)
-    assert edits and set(edits) <= inside
+def _absolute_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level module) of every absolute import in a file, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module.split(".")[0]))
+    return found
+
+
+def test_the_measuring_side_never_imports_the_publishing_side():
+    """Nothing under bench_scripts/ (benchkit, the figure scripts, the runner) imports benchsite:
+    an accelerator image measures with jax and numpy alone, and benchkit installs on its own."""
+    found = [f"{p.relative_to(REPO)}:{line}" for p in sorted((REPO / "bench_scripts").rglob("*.py"))
+             for line, top in _absolute_imports(p) if top == "benchsite"]
+    assert found == []
+
+
+def test_benchkit_needs_only_jax_numpy_and_the_standard_library():
+    """What its pyproject.toml promises: every import of benchkit's modules is the standard
+    library, jax, numpy or benchkit itself."""
+    allowed = set(sys.stdlib_module_names) | {"jax", "jaxlib", "numpy", "benchkit"}
+    found = [f"{p.relative_to(REPO)}:{line}: {top}" for p in sorted((REPO / "bench_scripts" / "benchkit").rglob("*.py"))
+             for line, top in _absolute_imports(p) if top not in allowed]
+    assert found == []
 
 
 def test_every_data_file_of_the_packages_is_declared_for_an_install():
@@ -187,7 +203,7 @@ def test_the_import_graph_sees_every_form_of_import(tmp_path):
 
 
 # The model: what a view asks. The views: what formats it. A model module never reaches a view.
-MODEL = {"archive", "cachefile", "catalog", "claim_syntax", "figures", "headline", "load", "metrics", "noise",
+MODEL = {"cachefile", "catalog", "claim_syntax", "figures", "headline", "load", "metrics", "noise",
          "outliers", "quotes", "sessions", "staleness", "stats", "table", "urls"}
 VIEWS = {"buildcache", "carryover", "chart", "claims", "compare", "history", "html", "markers", "pages", "render",
          "roofline", "timeline", "walltime"}

@@ -11,7 +11,8 @@ import subprocess
 import pytest
 from test_sessions import keep_as, rewrite
 
-from benchsite import archive, urls
+from benchkit import archive
+from benchsite import urls
 from conftest import REFERENCE, REPO, build_site
 
 STEM, FIG = "naive_vs_blocked", "fig-naive-vs-blocked"

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from benchkit import runner
+from benchsite import BENCH_DIR
 from benchsite.load import ResultFile, load
 from conftest import REPO
 
@@ -177,7 +178,7 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
     assert not staging.exists() or not list(staging.iterdir())
 
 
-@pytest.mark.parametrize("script", runner.figure_scripts(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", runner.figure_scripts(BENCH_DIR), ids=lambda p: p.stem)
 def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
     """Each real figure script, tiny sizes, one run: it cannot rot unnoticed."""
     proc = subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results",

@@ -15,7 +15,8 @@ import pytest
 
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
-from benchsite import archive, sessions, stats
+from benchkit import archive
+from benchsite import sessions, stats
 from benchsite.catalog import Catalog
 from benchsite.load import param_columns
 from conftest import REFERENCE, REPO

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchkit import verdicts
 from benchsite import stats
 
 
@@ -64,9 +65,9 @@ def test_with_ten_times_the_noise_false_positives_stay_rare():
 def test_a_broken_rule_would_fail_the_bounds(monkeypatch):
     """Without the floor's spread term and with a lax sign test, the same simulation
     exceeds the false-positive bound: the bounds can catch a regression."""
-    monkeypatch.setattr(stats, "PAIRED_K", 0.0)
+    monkeypatch.setattr(verdicts, "PAIRED_K", 0.0)  # the paired rule lives in benchkit.verdicts
+    monkeypatch.setattr(verdicts, "MIN_EFFECT", 0.0)
     monkeypatch.setattr(stats, "MIN_EFFECT", 0.0)
-    monkeypatch.setattr(stats, "PAIRED_ALPHA", 0.2)
     stats.sign_agree_needed.cache_clear()
     try:
         lax = stats.simulate_error_rates(shifts=(0,), runs=(5, 9))

@@ -18,13 +18,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchkit import layout
-from benchsite import archive
+from benchkit import archive, layout
+from benchsite import REPO, RESULTS_DIR
 
 
 def files_at(rev: str, workdir: Path) -> list[Path]:
     """Every ``results/<machine>/<stem>.csv`` of this checkout as commit ``rev`` had it, copied into ``workdir``."""
-    repo, prefix = layout.REPO, layout.RESULTS_DIR.relative_to(layout.REPO).as_posix()
+    repo, prefix = REPO, RESULTS_DIR.relative_to(REPO).as_posix()
     names = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "--", prefix], cwd=repo,
                            capture_output=True, text=True, check=True).stdout.split()
     out = []
@@ -42,7 +42,7 @@ def files_at(rev: str, workdir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/archive_session.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=layout.RESULTS_DIR, help="results folder (default: results/)")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="results folder (default: results/)")
     parser.add_argument("--machine", action="append", help="only this machine folder (repeatable)")
     parser.add_argument("--only", nargs="*", help="only these figure stems")
     parser.add_argument("--git", metavar="REV", help="archive the results files as commit REV had them")

@@ -103,12 +103,11 @@ def disable_persistent_cache() -> bool:
     if os.environ.get(ALLOW_CACHE_ENV) == "1":
         return cache_state() == "off"
     jax.config.update("jax_enable_compilation_cache", False)
-    try:  # the cache decides once per process whether it is used: make it decide again
-        from jax._src import compilation_cache
+    # The cache decides once per process whether it is used: make it decide again (the public
+    # module re-exports the function from jax._src.compilation_cache).
+    from jax.experimental.compilation_cache import compilation_cache
 
-        compilation_cache.reset_cache()
-    except (ImportError, AttributeError):  # private API moved: the flag alone still holds
-        pass
+    compilation_cache.reset_cache()
     return True
 
 

@@ -18,12 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import compiles, provenance, timing
+from . import compiles, layout, provenance, timing
 from .results import to_csv_text, write_atomic
 from .runner import CANNOT_RUN_HERE, figure_settings
 from .schema import format_params
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 class ReferenceMismatch(AssertionError):
@@ -277,6 +275,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--process-id", type=int, default=0, help="worker: this process's index")
     parser.add_argument("--runs", type=int, help="orchestrator: number of processes (R)")
     parser.add_argument("--results", type=Path, help="orchestrator: results root folder")
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="worker: the git work tree provenance reads (default: the current directory's)")
     return parser.parse_args(argv)
 
 
@@ -312,7 +312,8 @@ def run_worker(script: Path, measure: Callable[[Recorder], None], args: argparse
         print(f"{script.name}: cannot run here: {err}", file=sys.stderr)
         return CANNOT_RUN_HERE
     compiles.disable_persistent_cache()  # before provenance, which records the cache's state
-    fields = provenance.collect_all(script, REPO, session_id=args.session, order_seed=seed)
+    repo = args.repo or layout.find_repo()
+    fields = provenance.collect_all(script, repo, session_id=args.session, order_seed=seed)
     config = Config(run=args.run_index, smoke=args.smoke, platform=str(fields["platform"]), seed=seed,
                     process_index=args.process_id, process_count=args.num_processes)
     recorder = Recorder(config, args.artifacts)
@@ -351,4 +352,4 @@ def figure_main(script_file: str, measure: Callable[[Recorder], None],
     argv2 = ["--only", script.stem] + (["--smoke"] if args.smoke else [])
     argv2 += ["--runs", str(args.runs)] if args.runs else []
     argv2 += ["--results", str(args.results)] if args.results else []
-    sys.exit(runner.main(argv2))
+    sys.exit(runner.main(argv2, bench_dir=script.parent))

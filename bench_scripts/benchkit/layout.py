@@ -14,12 +14,15 @@ Site URLs mirror the results folder; the site serves each CSV gzip-compressed
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[1]
-REPO = BENCH_DIR.parent
-RESULTS_DIR = REPO / "results"
+# Nothing here is derived from where this package's files are: installed in a venv, they
+# are in site-packages. Folders are arguments; these are the defaults, relative to the
+# folder a command runs in.
+RESULTS_NAME = "results"  # the results root, beside the figure scripts' folder
+BENCH_DIR_NAME = "bench_scripts"  # this project's figure scripts (the site's checkout)
 NOT_FIGURES = frozenset({"run.py"})  # the runner's entry point sits beside the figure scripts
 CSV_SUFFIX = ".csv"
 SITE_CSV_SUFFIX = ".gz"  # the site serves results CSVs compressed
@@ -34,7 +37,23 @@ class ResultFile:
     path: Path
 
 
-def figure_scripts(bench_dir: Path = BENCH_DIR) -> list[Path]:
+def find_repo(start: Path | None = None) -> Path | None:
+    """The git work tree that holds ``start`` (default: the current directory), or None
+    outside one (a copied tree, no git): where provenance reads the commit from."""
+    try:
+        out = subprocess.run(["git", "-C", str(start or Path.cwd()), "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def default_results() -> Path:
+    """``results/`` at the top of the current directory's git work tree, else in the current directory."""
+    return (find_repo() or Path.cwd()) / RESULTS_NAME
+
+
+def figure_scripts(bench_dir: Path) -> list[Path]:
     """Every figure script: top-level ``*.py`` in ``bench_scripts/`` except ``run.py`` and ``_*``."""
     return sorted(p for p in bench_dir.glob("*.py") if p.name not in NOT_FIGURES and not p.name.startswith("_"))
 

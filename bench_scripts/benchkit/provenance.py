@@ -239,7 +239,7 @@ def collect_jax() -> dict[str, Scalar]:
 GIT_OUTPUTS = ("results", "docs/lessons/*.ipynb")
 
 
-def collect_git(repo: Path) -> dict[str, Scalar]:
+def collect_git(repo: Path | None) -> dict[str, Scalar]:
     """Commit and dirty flag; ``unknown`` outside a git checkout (a copied tree).
 
     ``git_dirty`` describes the code that ran: tracked files changed outside the
@@ -249,6 +249,8 @@ def collect_git(repo: Path) -> dict[str, Scalar]:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
                               text=True, check=True, timeout=10).stdout.strip()
     excludes = [f":(exclude,glob){p}" if "*" in p else f":(exclude){p}" for p in GIT_OUTPUTS]
+    if repo is None:
+        return {"git_commit": "unknown", "git_dirty": False}
     try:
         return {"git_commit": git("rev-parse", "HEAD"),
                 "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", *excludes))}
@@ -260,11 +262,11 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def collect_script(script: Path, repo: Path) -> dict[str, Scalar]:
+def collect_script(script: Path, repo: Path | None) -> dict[str, Scalar]:
     from .schema import figure_id_for
 
     resolved = script.resolve()
-    inside = resolved.is_relative_to(repo.resolve())
+    inside = repo is not None and resolved.is_relative_to(repo.resolve())
     return {
         "figure_id": figure_id_for(script.stem),
         "script_path": resolved.relative_to(repo.resolve()).as_posix() if inside else script.name,
@@ -281,7 +283,7 @@ def new_session_id() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + os.urandom(2).hex()
 
 
-def collect_all(script: Path, repo: Path, *, session_id: str = "", order_seed: int = 0) -> dict[str, Scalar]:
+def collect_all(script: Path, repo: Path | None, *, session_id: str = "", order_seed: int = 0) -> dict[str, Scalar]:
     """Every provenance column, for the process that is about to measure. A run
     started outside a session (a script run by hand) gets a session of its own."""
     fields: dict[str, Scalar] = {"schema_version": SCHEMA_VERSION, "timestamp_utc": utc_now(),

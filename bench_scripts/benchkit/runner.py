@@ -29,7 +29,6 @@ import argparse
 import ast
 import contextlib
 import csv
-import fcntl
 import hashlib
 import os
 import random
@@ -42,12 +41,18 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .layout import BENCH_DIR, RESULTS_DIR, figure_scripts, results_file, side_file
+from .layout import default_results, figure_scripts, results_file, side_file
 from .provenance import new_session_id
 from .results import read_rows, to_csv_text, write_atomic
 
-REPO = BENCH_DIR.parent
+try:
+    import fcntl
+except ImportError:  # Windows: a byte-range lock instead
+    fcntl = None
+    import msvcrt
+
 DEFAULT_RUNS = 6  # with the budgets below, a whole session measures in under ten minutes on 2 cores
 RUN_TIMEOUT_S = 900  # one process of one figure; far above any figure's budget
 MULTI_TIMEOUT_S = 300  # one multi-process run (default; FIGURE "timeout_s" overrides): a hung peer
@@ -72,14 +77,26 @@ class Outcome:
     skipped: bool = False  # the machine cannot run this figure: reported, not a failure
 
 
+def _try_lock(fh: Any) -> bool:
+    """Take an exclusive lock on an open file without waiting: ``flock`` on POSIX, ``msvcrt``'s
+    byte-range lock on Windows. Either way the operating system drops it when the process dies."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+    except OSError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def bench_lock(state_dir: Path) -> Iterator[None]:
     """Hold ``state_dir/lock`` for the whole run; the kernel drops it if we die."""
     state_dir.mkdir(parents=True, exist_ok=True)
     fh = open(state_dir / "lock", "a+")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _try_lock(fh):
         fh.seek(0)
         holder = fh.read().strip() or "unknown"
         fh.close()
@@ -169,10 +186,21 @@ def free_port() -> int:
 
 
 _STOP = {signal.SIGINT, signal.SIGTERM}
+# Holding the stop signals while a worker starts needs POSIX signal masks; elsewhere (Windows)
+# there are none to hold, and an interrupt in that gap is handled as at any other moment.
+_MASKS = hasattr(signal, "pthread_sigmask")
+
+
+def _mask(how: str, signals: Any) -> Any:
+    """``signal.pthread_sigmask(signal.<how>, signals)`` where signal masks exist."""
+    return signal.pthread_sigmask(getattr(signal, how), signals) if _MASKS else set()
 
 
 def _unblock_stop_signals() -> None:  # in the worker, before exec: it starts interruptible
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
+    _mask("SIG_UNBLOCK", _STOP)
+
+
+_START = {"preexec_fn": _unblock_stop_signals} if _MASKS else {}
 
 
 def _run_worker(cmd: list[str]) -> tuple[int, str]:
@@ -180,18 +208,18 @@ def _run_worker(cmd: list[str]) -> tuple[int, str]:
     is being started, stops it too: the signals are held until the process object exists, so the
     interrupt lands where the worker is killed (a worker started in that gap used to outlive the
     runner, holding its output open)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    held = _mask("SIG_BLOCK", _STOP)
     try:
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, preexec_fn=_unblock_stop_signals)
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, **_START)
         with proc:
             try:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held interrupt is raised here
+                _mask("SIG_SETMASK", held)  # a held interrupt is raised here
                 _, stderr = proc.communicate(timeout=RUN_TIMEOUT_S)
             except BaseException:
                 proc.kill()
                 raise
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _mask("SIG_SETMASK", held)
     return proc.returncode, stderr
 
 
@@ -211,14 +239,14 @@ def _run_group(cmds: list[list[str]], errs: list[Path], timeout_s: float) -> lis
     Returns each worker's exit status; ``None`` for one killed because another failed or
     the time ran out. Interrupts are handled as in :func:`_run_worker`."""
     procs: list[subprocess.Popen] = []
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    held = _mask("SIG_BLOCK", _STOP)
     try:
         try:
             for cmd, err in zip(cmds, errs):
                 with open(err, "w") as fh:
                     procs.append(subprocess.Popen(cmd, stderr=fh, stdout=subprocess.DEVNULL,
-                                                  preexec_fn=_unblock_stop_signals))
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held interrupt is raised here
+                                                  **_START))
+            _mask("SIG_SETMASK", held)  # a held interrupt is raised here
             deadline = time.monotonic() + timeout_s
             while True:
                 codes = [p.poll() for p in procs]  # every worker, each time (any() would stop early)
@@ -228,7 +256,7 @@ def _run_group(cmds: list[list[str]], errs: list[Path], timeout_s: float) -> lis
         finally:
             _kill_all(procs)  # on success there is nothing left to kill
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _mask("SIG_SETMASK", held)
     return codes
 
 
@@ -384,7 +412,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
                    help=f"processes per figure (R); default {DEFAULT_RUNS} or $R")
     p.add_argument("--smoke", action="store_true", default=os.environ.get("BENCH_SMOKE") == "1",
                    help="tiny sizes and budgets")
-    p.add_argument("--results", type=Path, default=RESULTS_DIR, help="results root folder")
+    p.add_argument("--results", type=Path, default=None,
+                   help="results root folder (default: results/ at the top of this git work tree)")
     p.add_argument("--only", nargs="*", default=None, help="figure stems to run (default: all)")
     p.add_argument("--session", default="", help="session id (default: a new one, from the clock)")
     return p.parse_args(argv)
@@ -394,9 +423,11 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # same clean-up path as Ctrl-C
 
 
-def main(argv: Sequence[str] | None = None, bench_dir: Path = BENCH_DIR) -> int:
+def main(argv: Sequence[str] | None = None, *, bench_dir: Path) -> int:
+    """Run the figure scripts of ``bench_dir`` (``--only`` some) as a session."""
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     args = _parse(sys.argv[1:] if argv is None else argv)
+    args.results = args.results or default_results()
     if args.runs < 1:
         print("--runs must be at least 1", file=sys.stderr)
         return 2

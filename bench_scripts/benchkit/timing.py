@@ -56,7 +56,6 @@ from __future__ import annotations
 import gc
 import math
 import random
-import resource
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -64,6 +63,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import compiles
+
+try:
+    import resource
+except ImportError:  # Windows has no getrusage: its samples record no usage columns
+    resource = None
 
 Clock = Callable[[], float]
 Block = Callable[[Any], Any]
@@ -94,11 +98,12 @@ class Usage:
     nivcsw: int  # involuntary context switches (preempted: another thread or process ran)
 
     @staticmethod
-    def now() -> resource.struct_rusage:
-        return resource.getrusage(resource.RUSAGE_SELF)
+    def now() -> Any:
+        """``getrusage`` of this process now; None where the platform has none."""
+        return resource.getrusage(resource.RUSAGE_SELF) if resource is not None else None
 
     @classmethod
-    def between(cls, a: resource.struct_rusage, b: resource.struct_rusage) -> Usage:
+    def between(cls, a: Any, b: Any) -> Usage:
         return cls(cpu_s=(b.ru_utime + b.ru_stime) - (a.ru_utime + a.ru_stime),
                    minflt=b.ru_minflt - a.ru_minflt, majflt=b.ru_majflt - a.ru_majflt,
                    nvcsw=b.ru_nvcsw - a.ru_nvcsw, nivcsw=b.ru_nivcsw - a.ru_nivcsw)
@@ -137,7 +142,7 @@ class window:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.usage = Usage.between(self._u0, Usage.now())
+        self.usage = Usage.between(self._u0, Usage.now()) if self._u0 is not None else None
         self._count.__exit__(*exc)
         if self._gc:
             gc.enable()

@@ -157,7 +157,7 @@ def on_config(config):
                                          parallel.key("file", _stat(file.path), load.code_digest(),
                                                       cachefile.code_version()), "results file")
                             for file in layout.discover(results)])
-    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR.name, cache=frames,
+    cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR_NAME, cache=frames,
                                  declared=extra.get("machine"))
     _warm("figure x machine pairs", [parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine),
                                                   _pair_key(cat, fig_id, machine), "figure x machine pair")
