@@ -22,7 +22,7 @@ NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
 BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3; do \
   "$$p" -c '$(NEED_PY)' 2>/dev/null && { echo "$$p"; break; }; done)
 
-.PHONY: help venv bench bench-smoke lesson site publish claims compare carryover serve test lint clean
+.PHONY: help venv wheel bench bench-smoke lesson site publish claims compare carryover serve test lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,10 @@ $(STAMP): requirements.txt pyproject.toml bench_scripts/pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP) ## Create .venv, install the pinned dependencies and this project (pip install -e .; automatic)
+
+wheel: $(STAMP) ## Build benchkit's wheel into dist/ (pip install dist/jax_benchkit-*.whl wherever jax and numpy are)
+	$(PY) -m pip wheel --quiet --no-deps ./bench_scripts -w dist
+	@ls dist/jax_benchkit-*.whl
 
 bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, execute the lesson, build the site
 	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \

@@ -198,9 +198,11 @@ def _first_call_rows(cell: _Cell) -> Callable[[], list[tuple[Sample, dict]]]:
     return sample
 
 
-def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argparse.Namespace) -> list[dict]:
+def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argparse.Namespace, *,
+                  clock: Any = None, block: Any = None) -> list[dict]:
     """What one worker does: provenance, the optional checks (raise :class:`BenchError` on a
-    mismatch), then every cell warmed up and timed interleaved. Returns the rows to write."""
+    mismatch), then every cell warmed up and timed interleaved. Returns the rows to write.
+    ``clock`` and ``block``: fakes whose timing a test controls (default: the real ones)."""
     import jax
 
     compiles.disable_persistent_cache()
@@ -208,7 +210,7 @@ def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argpars
                                     order_seed=opts.seed)
     fields["figure_id"] = figure_id_for(name)
     config = Config(run=opts.run_index, smoke=False, platform=str(fields["platform"]), seed=opts.seed)
-    rec = Recorder(config)
+    rec = Recorder(config, clock=clock, block=block)
     errors: dict[str, float] = {}
     for cell in cells:
         if cell.boundary != "first-call" and cell.check is not None:
