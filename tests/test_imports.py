@@ -241,3 +241,27 @@ def test_the_sites_modules_import_one_way():
 
     loops = sorted({" -> ".join([m, *loop]) for m in modules for n in graph[m] if (loop := reaches(n, m))})
     assert not loops, f"import loops: {loops}"
+
+
+def test_figure_scripts_use_only_benchkits_public_api():
+    """The site uses benchkit as any user would: a figure script imports names benchkit exports
+    (``benchkit.__all__``) or its public modules (compiles, multiproc, profiles, verdicts), never
+    a module of the harness's insides (figure, timing, runner, layout, ...)."""
+    import benchkit
+    from benchkit.layout import figure_scripts
+
+    public_modules = {"compiles", "multiproc", "profiles", "verdicts"}
+    found = []
+    for path in figure_scripts(REPO / "bench_scripts"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("benchkit"):
+                inside = node.module.removeprefix("benchkit").lstrip(".")
+                if inside in public_modules:
+                    continue
+                if inside or any(a.name not in benchkit.__all__ for a in node.names):
+                    found.append(f"{path.name}:{node.lineno}: from {node.module} import "
+                                 f"{', '.join(a.name for a in node.names)}")
+            elif isinstance(node, ast.Import) and any(a.name.startswith("benchkit.") and
+                                                      a.name.split(".")[1] not in public_modules for a in node.names):
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == []
