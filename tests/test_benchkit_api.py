@@ -138,13 +138,18 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
         from benchkit import Bench
         bench = Bench("tanh_sum")
         bench.time("tanh", jax.jit(lambda x: jnp.tanh(x).sum()), jnp.ones(1000))
+        bench.first_call("fresh", lambda: (lambda x: jnp.tanh(x) * 2), jnp.ones(1000), samples=2)
         bench.run()
         """))
     done = run([PY, "five.py", "--runs", "2", "--results", "out"], tmp_path)
     assert done.returncode == 0, done.stderr
     (csv,) = (tmp_path / "out").glob("*/tanh_sum.csv")
     frame = load(ResultFile(csv.parent.name, "tanh_sum", csv))
-    assert set(frame["variant"]) == {"tanh"} and set(frame["run"]) == {0, 1}
+    stages = {f"fresh:{s}" for s in ("trace", "lower", "compile", "first-execute")}
+    assert set(frame["variant"]) == {"tanh", "fresh"} | stages and set(frame["run"]) == {0, 1}
+    first = frame[frame["variant"] == "fresh"]
+    assert len(first) == 4 and (first["compiles"] >= 1).all()  # 2 a run, each one a fresh compile
+    assert (frame[frame["variant"] == "tanh"]["compiles"] == 0).all()
     assert "#### benchkit: `tanh_sum`" in done.stdout and "| `tanh` |" in done.stdout
     assert "run 2 of 2" in done.stderr  # progress while it runs
 
@@ -210,8 +215,8 @@ def test_compare_takes_a_version_from_a_git_revision(ops):
 
 @pytest.mark.parametrize("new, said", [
     ("ops.py:other", "`b` returns different values from `a`"),
-    ("ops.py:bad_shape", "`b` does not compile for these arguments: TypeError"),
-    ("ops.py:fails", "`b` does not compile for these arguments: ValueError: this version is broken"),
+    ("ops.py:bad_shape", "`b` fails for these arguments (while being traced): TypeError"),
+    ("ops.py:fails", "`b` fails for these arguments (while being traced): ValueError: this version is broken"),
     ("ops.py:missing", "has no function missing"),
     ("nosuch.py:once", "no such file nosuch.py"),
 ])

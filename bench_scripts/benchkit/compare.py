@@ -151,8 +151,13 @@ def check_versions(fns: list[Any], labels: list[str], args: tuple, *, rtol: floa
 
     outs = []
     for fn, label in zip(fns, labels):
+        try:  # the Python function runs here, on abstract values: its own errors show up now
+            traced = fn.trace(*args)
+        except Exception as err:
+            raise BenchError(f"`{label}` fails for these arguments (while being traced): "
+                             f"{type(err).__name__}: {err}") from None
         try:
-            compiled = fn.lower(*args).compile()
+            compiled = traced.lower().compile()
         except Exception as err:
             raise BenchError(f"`{label}` does not compile for these arguments: {type(err).__name__}: {err}") from None
         try:
