@@ -20,7 +20,7 @@ from benchkit import archive, layout
 from benchkit.provenance import harness_sha256, sha256_file
 from benchkit.schema import figure_id_for
 
-from . import BENCH_DIR, REPO
+from . import BENCH_DIR, REPO, comparisons
 from .cachefile import cached, file_digest
 from .figures import Figure, all_figures
 from .headline import Headline
@@ -123,13 +123,26 @@ class Catalog:
         unless given (the site build passes the checkout it builds, which need not be this package's).
         ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
         figures = figures if figures is not None else all_figures(bench_dir)
-        cat = cls(results, figures, preferred=preferred, declared=declared, bench_dir=bench_dir,
+        cat = cls(results, dict(figures), preferred=preferred, declared=declared, bench_dir=bench_dir,
                   disk=cache is not None, cache=cache)
+        damaged: dict[str, Figure] = {}  # comparisons whose side file could not be read, by id
         for file in layout.discover(results):
             fig_id = figure_id_for(file.stem)
-            if fig_id not in cat.figures:
-                cat.orphans.append(file)
-                continue
+            side = comparisons.side_file(results, file.machine, file.stem)
+            if fig_id in figures or not side.is_file():
+                if side.is_file():  # a figure script's stem: the file holds which results?
+                    cat.errors[(fig_id, file.machine)] = (
+                        f"{side}:1: a comparison's side file beside the results of the figure script "
+                        f"{file.stem}.py; run benchkit compare again with another --name")
+                    continue
+                if fig_id not in figures:
+                    cat.orphans.append(file)
+                    continue
+            else:
+                why = cat._comparison(fig_id, side, file.stem, damaged)
+                if why:
+                    cat.errors[(fig_id, file.machine)] = why
+                    continue
             seen = known(file, cache) if cache is not None else None
             if seen == "":
                 cat.frames.later((fig_id, file.machine), file, cache)
@@ -140,7 +153,23 @@ class Catalog:
                     cat.frames[(fig_id, file.machine)] = load(file, cache)
                 except ResultsError as err:
                     cat.errors[(fig_id, file.machine)] = str(err)
+        for fig_id, stand_in in damaged.items():
+            cat.figures.setdefault(fig_id, stand_in)
         return cat
+
+    def _comparison(self, fig_id: str, side: Path, stem: str, damaged: dict[str, Figure]) -> str:
+        """Read a comparison's side file (``comparisons.read``) into :attr:`figures`: "" when it is
+        the figure (the first machine's) or describes the same measurement, else why not."""
+        try:
+            fig = comparisons.read(side, stem)
+        except ResultsError as err:
+            damaged.setdefault(fig_id, comparisons.unreadable(side, stem))
+            return str(err)
+        first = self.figures.setdefault(fig_id, fig)
+        if first.compare is not None and first.compare.measured() != fig.compare.measured():
+            return (f"{side}:1: describes another comparison than {first.compare.file} (the versions, "
+                    "arguments, boundary or margin differ) under the same name; give one another --name")
+        return ""
 
     def machines(self, fig_id: str) -> list[str]:
         """Machines with results (good or bad) for a figure; the preferred one first."""
@@ -239,6 +268,13 @@ class Catalog:
 
     def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
         fig, sha = self.figures[fig_id], self.current_sha(fig_id)
+        if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
+            sha = None
+            why = comparisons.problem(frame, fig, comparisons.side_file(self.results, machine, fig.stem))
+            if why:
+                self.errors[(fig_id, machine)] = why
+                del self.frames[(fig_id, machine)]
+                raise Unavailable(why)
         try:
             if not self.disk:
                 return Table.of(frame, fig, sha)
@@ -308,6 +344,9 @@ class Catalog:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
         if fig_id not in self._sha:
             fig = self.figures[fig_id]
+            if fig.compare is not None:  # no script here: its code is in the figure (the recorded source)
+                self._sha[fig_id] = CodeHash("", self.harness_sha)
+                return self._sha[fig_id]
             sha = sha256_file(fig.script)
             self._sha[fig_id] = CodeHash(sha, self.harness_sha, caption_aliases(fig.script_rel, sha))
         return self._sha[fig_id]

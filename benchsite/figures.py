@@ -7,12 +7,16 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchkit.layout import figure_scripts
 from benchkit.schema import figure_id_for
 
 from . import BENCH_DIR, claim_syntax
 from .metrics import METRICS
+
+if TYPE_CHECKING:  # comparisons makes Figures; the type is all this module needs of it
+    from .comparisons import Recorded
 
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
 # A checked claim (benchsite/claims.py): <!-- bench:claim fig-id CONDITION -->words<!-- /bench:claim -->
@@ -45,6 +49,9 @@ class Figure:
     caption_src: str = ""  # the caption as written, claims included (chapter pages check them)
     line: int = 1  # the line of ``FIGURE =`` in the script, for messages
     extra: dict = field(default_factory=dict)
+    # A comparison ``benchkit compare`` made (benchsite/comparisons.py): no script in bench_scripts/,
+    # its code the recorded source of each version, never stale against this checkout.
+    compare: Recorded | None = None
 
     @property
     def script_rel(self) -> str:

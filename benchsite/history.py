@@ -218,7 +218,8 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
     head = s.table.headline
     first = s.frame.iloc[0]
     href, url = address(ctx, session_path(fig.id, s.machine, s.id))
-    commits = _commits(s, ctx.repo_url)
+    # A comparison's commits are of the repository benchkit compare ran in, which need not be this site's.
+    commits = _commits(s, ctx.repo_url if fig.compare is None else "")
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
     headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
@@ -233,7 +234,9 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"jax       {versions['jax']} (jaxlib {versions['jaxlib']}, numpy {versions['numpy']})",
         f"measured  {s.date} (UTC), session {s.id}",
         f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
-        f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else ""),
+        f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else "")
+        if fig.compare is None else "code      recorded by benchkit compare: " + ", ".join(
+            f"{v.variant} = {v.target} sha256 {v.sha256[:12]}" for v in fig.compare.versions),
         f"data      {data_url} (every sample)" if data_url else
         f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
         f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
@@ -253,6 +256,8 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"# the session ran Python {python}; make bench builds .venv from this commit's requirements.txt"
         if "," not in python and python != "—" else "",
         f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
+    if fig.compare is not None:  # in the repository it ran in, at the commit above
+        reproduce = f"# in the repository it ran in, at the commit above\n{fig.compare.command}"
     short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
     return {"text": "\n".join(line for line in lines if line), "url": url, "href": href,
@@ -275,11 +280,13 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
     script = [{"short": c["short"], "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}"}
-              for c in _commits(s, ctx.repo_url) if c["url"]]
+              for c in _commits(s, ctx.repo_url) if c["url"]] if fig.compare is None else []
+    recorded = ctx.link(f"{urls.BENCH_PAGES}/{fig.id}/") + "#code" if fig.compare is not None else ""
     return str(template("session.html", meta=meta, table=render.table(tab), metric_tables=metric_tables,
                         spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=ctx.link(render.RULE_PATH),
                         rule_title=render.RULE_TITLE, provenance=_provenance(s), script=script,
-                        script_rel=fig.script_rel))
+                        script_rel=fig.script_rel,
+                        recorded=recorded))
 
 
 def session_marker(args: list[str], ctx: Context) -> str:

@@ -162,7 +162,15 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     _check_headline(fig, ctx)
     return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
                         caption=claims.caption_html(fig, ctx),
-                        body=Markup(body), code=Markup(render.code_block(fig)))) + "\n"
+                        body=Markup(body), code=Markup(render.code_block(fig)), recorded=_recorded(fig, ctx))) + "\n"
+
+
+def _recorded(fig: Figure, ctx: Context) -> Markup:
+    """A comparison's recorded source (``benchkit compare``), stashed; "" for a figure script."""
+    if fig.compare is None or not fig.compare.versions:
+        return Markup("")
+    html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
+    return Markup(ctx.cache.stash(html))
 
 
 def _check_headline(fig, ctx: Context) -> None:

@@ -21,7 +21,7 @@ from mkdocs.utils import meta
 
 from benchkit import layout
 
-from . import compare, history, render, urls
+from . import compare, comparisons, fmt, history, render, urls
 from .buildcache import site_link
 from .catalog import Catalog, Unavailable
 from .figures import Figure
@@ -170,7 +170,8 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
     when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
-    state = "**⚠ stale**" if found.stale else "current"
+    state = ("recorded source ([benchkit compare](" + _rel(ctx, figure_src(fig.id)) + "#code))"
+             if fig.compare is not None else "**⚠ stale**" if found.stale else "current")
     return [shown, when, state]
 
 
@@ -221,6 +222,8 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     state = (f"STALE: {tab.stale}" if tab.stale else "current" if now in set(tab.frame["script_sha256"])
              else f"current; only its FIGURE caption was edited since, sha256 now {now[:12]} "
                   "(benchsite/caption_edits.csv)")
+    if fig.compare is not None:  # not checked against bench_scripts/ (benchsite/comparisons.py)
+        state = render.RECORDED
     download = ctx.link(layout.site_path(machine, fig.stem))
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
@@ -341,10 +344,65 @@ def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) ->
 
 
 def _links(fig: Figure, ctx: Context, back: bool) -> str:
+    code = (f"Code: [the recorded source of each version]({'' if not back else _rel(ctx, figure_src(fig.id))}#code)"
+            if fig.compare is not None else f"Script: `{fig.script_rel}`")
     parts = [f"[Link to this figure](#{fig.id}){{ .bench-permalink }}" if not back
              else f"[All machines for this figure]({_rel(ctx, figure_src(fig.id))})",
-             f"In its chapter: {chapter_link(fig, ctx) or NO_CHAPTER}", f"Script: `{fig.script_rel}`"]
+             f"In its chapter: {chapter_link(fig, ctx) or NO_CHAPTER}", code]
     return " · ".join(parts) + "\n"
+
+
+# --- a comparison benchkit compare made (benchsite/comparisons.py) ------------------------
+
+def recorded_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
+    """What a comparison's page says instead of a script's staleness: who made it and whose code it shows."""
+    if fig.compare is None:
+        return ""
+    sides = ", ".join(f"[{md(m)}]({_rel(ctx, layout.site_path(m, fig.stem, comparisons.SIDE))})" for m in machines
+                      if comparisons.side_file(ctx.catalog.results, m, fig.stem).is_file())
+    return ("Made by `benchkit compare`, not by a figure script: the code that produced it is the source of each "
+            "version as recorded when it ran, so these results are neither stale nor current against this "
+            f"site's `bench_scripts/`. What it recorded: `{fig.stem}.{comparisons.SIDE}`"
+            + (f" ({sides})" if sides else "") + ".\n")
+
+
+def verdicts_section(fig: Figure, ctx: Context, machines: list[str]) -> str:
+    """A comparison's answer per machine and row: the ratio, the paired verdict and the equivalence
+    verdict at the margin its side file gives (the table model decides both, stats.py's rules)."""
+    rec, cat = fig.compare, ctx.catalog
+    if rec is None or fig.ratio is None:
+        return ""
+    same = f"the same within ±{comparisons.percent(rec.margin)}?"
+    rows = [f"| machine | {md(fig.ratio[0])} / {md(fig.ratio[1])} | a result? | {same} | runs |",
+            "|---|---|---|---|---|"]
+    for machine in machines:
+        if cat.problem(fig.id, machine):
+            continue
+        tab = cat.table(fig.id, machine)
+        for row, eq in zip(tab.rows, tab.same(rec.margin)):
+            who = md(machine) + (f" ({md(row.label)})" if row.label else "")
+            ratio = fmt.ratio_range(row.ratio.median, row.ratio.low, row.ratio.high) if row.ratio else "—"
+            paired = _verdict_link(row.verdict, ctx) if row.verdict else "—"
+            reason = eq.reason.replace('"', "'") if eq else ""
+            equal = (f'[{md(eq.text)}]({_rel(ctx, "verdicts.md")}#the-same-within-a-margin "{md(reason)}")'
+                     if eq else "—")
+            rows.append(f"| {who} | {ratio} | {paired} | {equal} | {tab.runs} |")
+    if len(rows) == 2:
+        return ""
+    return ("## The verdict { #verdict }\n\nThe ratio is the median [min..max] of the per-run ratios; "
+            f"[how a verdict is decided]({_rel(ctx, 'verdicts.md')}). \"Not a result yet\" is not \"the same\": "
+            "that is the equivalence rule's call, at the margin the command was given.\n\n"
+            + _table_div("bench-verdicts", "\n".join(rows)))
+
+
+def _recorded_code(fig: Figure, ctx: Context) -> str:
+    """A comparison's code section: each version's recorded source (render.recorded_code), stashed."""
+    if fig.compare is None or not fig.compare.versions:
+        return ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded "
+                "source cannot be shown (the error above names it).\n")
+    html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
+    return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
+            f"`benchkit compare` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
 
 
 def figure_page(fig: Figure, ctx: Context) -> str:
@@ -353,11 +411,13 @@ def figure_page(fig: Figure, ctx: Context) -> str:
     good = [m for m in machines if (fig.id, m) in cat.frames]
     ref = cat.reference(fig.id)
     head = _html(ctx, _stale_note(fig, ctx, machines), str(template("caption.html", caption=inline_code(fig.caption))))
+    head += recorded_note(fig, ctx, machines)
     if not machines:
         return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(ctx, render.error_box(
             fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig, ctx)
     return "\n".join([
         head, _links(fig, ctx, back=False),
+        verdicts_section(fig, ctx, good),
         "## Machines { #machines }\n", _machines_table(fig, ctx, ref),
         "## Results { #results }\n", _results(fig, ctx, machines, ref),
         _across_machines(fig, ctx, ref, good),
@@ -372,7 +432,9 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
     parts = [_html(ctx, str(template("caption.html", caption=inline_code(fig.caption)))),
              f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
              + _links(fig, ctx, back=True),
+             recorded_note(fig, ctx, [machine]),
              session_note(fig, machine, ctx) if not cat.problem(fig.id, machine) else "",
+             verdicts_section(fig, ctx, [machine]),
              _html(ctx, bench_panel(fig, machine, ctx, cite_open=True))]
     if ref and machine != ref and (fig.id, machine) in cat.frames:
         parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
@@ -385,6 +447,9 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
 def _code_link(fig: Figure, ctx: Context) -> str:
     """A machine page's code section: a link to the figure page, which shows the script once for
     all its machines (the same code on each of a hundred pages would be most of the site's size)."""
+    if fig.compare is not None:
+        return ("## The code that produced it { #code }\n\nThe source of each version as `benchkit compare` recorded "
+                f"it: [shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code).\n")
     return (f"## The code that produced it {{ #code }}\n\n`{fig.script_rel}`, the same for every machine: "
             f"[shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code). The script's sha256 "
             "when it ran is in the provenance above.\n")
@@ -393,6 +458,8 @@ def _code_link(fig: Figure, ctx: Context) -> str:
 def _code(fig: Figure, ctx: Context) -> str:
     """The script's code: Markdown once per figure and build (``ctx.markdown``, the site's own
     Markdown set-up), then a placeholder on each of its pages, which can number a hundred."""
+    if fig.compare is not None:
+        return _recorded_code(fig, ctx)
     block = render.code_block(fig, indent="")
     if ctx.markdown is not None:
         html = ctx.catalog.memo(("code-html", fig.id), lambda: ctx.markdown(block))

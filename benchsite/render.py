@@ -11,8 +11,13 @@ from collections.abc import Callable
 
 import pandas as pd
 from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.util import ClassNotFound
 
 from . import chart, fmt, metrics, outliers, stats
+from .comparisons import Recorded
 from .figures import Figure
 from .html import render
 from .table import Table, distinct_texts
@@ -151,12 +156,18 @@ PROVENANCE_FIELDS = (
 )
 
 
+# A comparison's code is the source it recorded (benchsite/comparisons.py), not a script of this checkout.
+RECORDED = ("made by benchkit compare: its code is the recorded source of each version, "
+            "not checked against bench_scripts/")
+
+
 def _provenance(tab: Table) -> list[tuple[str, str]]:
     frame = tab.frame
     rows = [(label, _by_run(frame, col) if col in PER_RUN_FIELDS else _distinct(frame, col))
             for col, label in PROVENANCE_FIELDS]
     rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {len(frame)} samples in all"))
-    rows.append(("code today", f"STALE: {tab.stale}" if tab.stale else "current"))
+    rows.append(("code today", RECORDED if tab.fig.compare is not None else
+                 f"STALE: {tab.stale}" if tab.stale else "current"))
     return rows
 
 
@@ -217,3 +228,20 @@ def code_block(fig: Figure, indent: str = "    ") -> str:
     """The script's named sections as a snippets include: the code shown is the code that ran."""
     lines = "\n".join(f'{indent}--8<-- "{fig.script_rel}:{s}"' for s in fig.code_sections)
     return f"{indent}```python\n{lines}\n{indent}```\n"
+
+
+def recorded_code(rec: Recorded) -> Markup:
+    """A comparison's code: each version's source as recorded when it ran, highlighted by Pygments
+    (the highlighter the site's Markdown uses) into the markup ``pymdownx.highlight`` writes.
+    Never through Markdown: a recorded line such as ``--8<--`` would include a file of this checkout."""
+    versions = []
+    for v in rec.versions:
+        try:
+            lexer = get_lexer_for_filename(v.path, stripnl=False)
+        except ClassNotFound:
+            lexer = TextLexer(stripnl=False)
+        language = lexer.aliases[0] if lexer.aliases else "text"
+        html = highlight(v.source, lexer, HtmlFormatter(cssclass=f"language-{language} highlight", wrapcode=True))
+        versions.append({"variant": v.variant, "target": v.target, "revision": v.revision, "path": v.path,
+                         "sha256": v.sha256, "html": Markup(html)})
+    return render("recorded_code.html", command=rec.command, versions=versions)

@@ -158,6 +158,13 @@ class Table:
             made[name] = tuple(metrics.by_row_and_variant([r.samples for r in self.rows], name))
         return made[name]
 
+    def same(self, margin: float) -> tuple[stats.Equivalence | None, ...]:
+        """Per row, in order: the equivalence rule on the ratio pair's run medians, run by run, at
+        ``margin`` (None where the row lacks one of the pair): "the same within ±margin" or not."""
+        pair = self.fig.ratio
+        return tuple(stats.paired_equivalence(r.run_medians[pair[0]], r.run_medians[pair[1]], margin)
+                     if pair and all(v in r.run_medians for v in pair) else None for r in self.rows)
+
     @functools.cached_property
     def variants(self) -> tuple[str, ...]:
         """The figure's variants measured on this machine, in the figure's order: what its table
