@@ -152,8 +152,7 @@ def caption(rec: Recorded, ratio: tuple[str, str]) -> str:
     return (f"Made by `benchkit compare`: {named}, each called with `{rec.args}`, interleaved in every run "
             f"(separate processes) and timed at the {rec.boundary} boundary. The ratio is {ratio[0]} / {ratio[1]} "
             f"(`{by[ratio[0]].target}` over `{by[ratio[1]].target}`), judged run by run by the paired rule; "
-            f"\"the same\" is the equivalence rule's call at ±{percent(rec.margin)}. "
-            f"The code shown is the recorded source of each version. Command: `{rec.command}`")
+            f"\"the same\" is the equivalence rule's call at ±{percent(rec.margin)}. Command: `{rec.command}`")
 
 
 def read(path: Path, stem: str) -> Figure:

@@ -11,7 +11,9 @@ import shutil
 
 import pytest
 from test_bad_inputs import drop_column, replace_cell
+from test_comparisons import other_variants, write_comparison
 
+from benchkit.schema import figure_id_for
 from benchsite.figures import all_figures
 from conftest import REFERENCE, REPO, build_site
 
@@ -35,14 +37,28 @@ DAMAGE = {
 }
 
 
+# Results with no figure script (benchsite/comparisons.py): stem -> (the side file's text, or None for
+# none, and what the build must say). A damaged side file is a damaged results file; no side file, an orphan.
+COMPARISONS = {
+    "compare_bad_json": ('{"format": 1,\n "title": "x",,\n}', r"compare_bad_json\.compare\.json:2: not valid JSON"),
+    "compare_other_variants": (other_variants(),
+                               r"compare_other_variants\.compare\.json:\d+: its versions \(a, c\) are not the"),
+    "compare_orphan": (None, r"compare_orphan\.csv: no script bench_scripts/compare_orphan\.py for these results"),
+}
+
+
 @pytest.fixture(scope="module")
 def damaged(tmp_path_factory):
-    """The reference machine alone, with one figure damaged in each way."""
+    """The reference machine alone, with one figure damaged in each way (and the comparisons above)."""
     root = tmp_path_factory.mktemp("damaged") / "results"
     shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
     for stem, (damage, _) in DAMAGE.items():
         path = root / REFERENCE / f"{stem}.csv"
         path.write_text(damage(path.read_text()))
+    for stem, (text, _) in COMPARISONS.items():
+        path = write_comparison(root, REFERENCE, text=text or "", stem=stem)
+        if text is None:
+            path.unlink()
     return root
 
 
@@ -56,6 +72,8 @@ def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(damage
     assert "Traceback" not in proc.stderr
     for stem in DAMAGE:
         assert expected(stem).search(proc.stderr), (stem, proc.stderr[-3000:])
+    for stem, (_, message) in COMPARISONS.items():
+        assert re.search(re.escape(f"{REFERENCE}/") + message, proc.stderr), (stem, proc.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +100,12 @@ def test_lenient_build_shows_an_error_box_where_the_data_was_needed(lenient_site
     assert expected(stem).search(bench), stem
 
 
+@pytest.mark.parametrize("stem", [s for s, (text, _) in COMPARISONS.items() if text is not None])
+def test_lenient_build_shows_a_damaged_comparison_where_its_data_was_needed(lenient_site, stem):
+    page = html.unescape((lenient_site / "bench" / figure_id_for(stem) / "index.html").read_text())
+    assert 'class="bench-error"' in page and re.search(COMPARISONS[stem][1], page), stem
+
+
 def test_prose_values_of_a_bad_file_become_inline_error_boxes(lenient_site):
     chapter = page_text(lenient_site, "what-the-clock-caught.md")
     inline = re.findall(r'<span class="bench-error" role="alert">([^<]*)</span>', chapter)
@@ -104,4 +128,6 @@ def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(damage
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
         for stem in DAMAGE:
             assert expected(stem).search(proc.stderr), (attempt, stem)
+        for stem, (_, message) in COMPARISONS.items():
+            assert re.search(message, proc.stderr), (attempt, stem)
     assert list((tmp_path / "cache" / "warmed").iterdir())  # the workers did run

@@ -12,8 +12,10 @@ import pytest
 import benchfixtures
 from benchfixtures import render_page, write_machine
 from benchkit import results
+from benchkit.schema import figure_id_for
 from benchsite import comparisons
 from benchsite.catalog import Catalog
+from benchsite.markers import Context, expand
 from test_results import make_row
 
 docs = benchfixtures.docs
@@ -39,14 +41,14 @@ def side(**overrides) -> dict:
     return data
 
 
-def write_comparison(root, machine="cpu-a", data=None, text=None, runs=5, variants=("a", "b")):
+def write_comparison(root, machine="cpu-a", data=None, text=None, runs=5, variants=("a", "b"), stem=STEM):
     """compare's two files: b twice as slow as a in every run, both interleaved, params empty."""
     rows = [make_row(run=r, sample=s, seq=2 * s + i, variant=v, time_s=1e-4 * (1 + i) * (1 + 0.01 * r + 0.001 * s),
-                     params="", figure_id=FIG, machine=machine, script_path="examples/scale.py",
+                     params="", figure_id=figure_id_for(stem), machine=machine, script_path="examples/scale.py",
                      script_sha256=hashlib.sha256(SOURCE_A.encode()).hexdigest())
             for r in range(runs) for s in range(4) for i, v in enumerate(variants)]
-    results.write_atomic(root / machine / f"{STEM}.csv", results.to_csv_text(rows))
-    path = comparisons.side_file(root, machine, STEM)
+    results.write_atomic(root / machine / f"{stem}.csv", results.to_csv_text(rows))
+    path = comparisons.side_file(root, machine, stem)
     path.write_text(text if text is not None else json.dumps(data or side(), indent=2))
     return path
 
@@ -103,9 +105,11 @@ def test_a_csv_without_a_side_file_stays_an_orphan(tmp_path):
     assert [f.stem for f in cat.orphans] == [STEM] and FIG not in cat.figures and cat.errors == {}
 
 
-def _broken_versions(data):
+def other_variants() -> str:
+    """A side file whose second version is labelled c, where the results file measured b."""
+    data = side(ratio=["c", "a"])
     data["versions"][1]["variant"] = "c"
-    return data
+    return json.dumps(data, indent=2)
 
 
 DAMAGED = {
@@ -114,9 +118,8 @@ DAMAGED = {
     "a list": (lambda: "[1, 2]", r":1: a comparison's side file is one JSON object"),
     "margin not a fraction": (lambda: json.dumps(side(margin=5), indent=2), r":\d+: margin must be a fraction"),
     "ratio names no version": (lambda: json.dumps(side(ratio=["b", "z"]), indent=2), r":\d+: 'ratio' must name two"),
-    "versions not the CSV's variants": (lambda: json.dumps(side(ratio=["c", "a"]) | {
-        "versions": _broken_versions(side())["versions"]}, indent=2),
-        r":\d+: its versions \(a, c\) are not the variants of its results file compare_scale.csv \(a, b\)"),
+    "versions not the CSV's variants": (other_variants, r":\d+: its versions \(a, c\) are not the variants of its "
+                                                       r"results file compare_scale.csv \(a, b\)"),
 }
 
 
@@ -156,3 +159,17 @@ def test_a_side_file_beside_a_figure_scripts_results_is_an_error(tmp_path):
     cat = Catalog.build(root, {fig.id: fig})
     assert "a comparison's side file beside the results of the figure script demo.py" in cat.errors[("fig-demo",
                                                                                                       "cpu-a")]
+
+
+def test_a_chapter_that_embeds_a_comparison_shows_its_recorded_source(tmp_path, docs):
+    root = tmp_path / "results"
+    write_comparison(root)
+    cat = Catalog.build(root, {}, preferred="cpu-a")
+    problems = []
+    ctx = Context(cat, "docs/time-your-own-code.md", lambda target: "/" + target, problems.append,
+                  src_uri="time-your-own-code.md", docs_dir=docs)
+    page = ctx.cache.fill(expand(f"# Time your own code\n\n<!-- bench:figure {FIG} -->\n", ctx), ctx.link)
+    assert problems == [] and "2.00× [2.00..2.00]" in page
+    code = page.split('class="bench-code"')[1]
+    assert "--8&lt;--" in code and '--8<-- "' not in code  # the recorded text, not an include of a script
+    assert "<code>examples/scale.py:scale_v1</code>" in code and "???+ example" not in code
