@@ -152,6 +152,7 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
     assert (frame[frame["variant"] == "tanh"]["compiles"] == 0).all()
     assert "#### benchkit: `tanh_sum`" in done.stdout and "| `tanh` |" in done.stdout
     assert "run 2 of 2" in done.stderr  # progress while it runs
+    assert "fork" not in done.stderr  # no Python runs in a forked copy of a process with jax's threads
 
 
 OPS = textwrap.dedent("""\

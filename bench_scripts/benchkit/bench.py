@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -238,6 +239,18 @@ def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argpars
 Command = Callable[[int, Path, int, str], list[str]]
 
 
+def _run_worker(cmd: list[str]) -> tuple[int, str]:
+    """A worker's exit status and stderr. No code runs in the child before it starts the worker
+    (no ``preexec_fn``): the parent here is the user's script, which has usually imported jax and
+    started its threads, and forking such a process to run Python in it can deadlock. On Ctrl-C
+    ``subprocess.run`` kills the worker before the interrupt goes on."""
+    try:
+        done = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, timeout=runner.RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return -1, f"still running after {runner.RUN_TIMEOUT_S} s: stopped"
+    return done.returncode, done.stderr
+
+
 def run_processes(name: str, command: Command, runs: int, results: Path, *, quiet: bool = False) -> Path:
     """Run ``runs`` worker processes one after another (``command(run, out, seed, session)``
     builds each one's command line), merge their rows and replace
@@ -253,7 +266,7 @@ def run_processes(name: str, command: Command, runs: int, results: Path, *, quie
                       file=sys.stderr, flush=True)
             part = staging / f"{name}.run{run}.csv"
             t0 = time.monotonic()
-            code, stderr = runner._run_worker(command(run, part, runner.run_seed(session, name, run), session))
+            code, stderr = _run_worker(command(run, part, runner.run_seed(session, name, run), session))
             walls[part] = time.monotonic() - t0
             if code != 0:
                 said = runner._tail(stderr, 8) or f"exit status {code}"
