@@ -32,13 +32,15 @@ from pathlib import Path
 import pandas as pd
 
 from benchkit import layout
+from benchkit.compare import JSON_FORMAT, SIDE_NAME
 from benchkit.schema import figure_id_for
 
 from .figures import Figure
 from .load import ResultsError
 
-SIDE = "compare.json"  # results/<machine>/<stem>.compare.json (layout.side_file)
-FORMAT = 1  # the side file's format; 1: the first (title, command, boundary, margin, args, ratio, versions)
+# results/<machine>/<stem>.compare.json (layout.side_file) and its format, as the command writes them;
+# format 1: the first (title, command, boundary, margin, args, ratio, versions)
+SIDE, FORMAT = SIDE_NAME, JSON_FORMAT
 CHAPTER = "time-your-own-code.md"  # the chapter that teaches the command
 BOUNDARIES = ("dispatch", "completed", "loop")  # what compare can time
 LABEL = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a version's label: a slug

@@ -226,3 +226,17 @@ def test_compare_refuses_with_a_message_and_writes_nothing(ops, new, said):
     assert done.returncode == 2
     assert said in done.stderr and "Traceback" not in done.stderr
     assert not list((ops / "out").glob("*/*")) if (ops / "out").exists() else True
+
+
+def test_compare_keeps_the_session_it_replaces_and_refuses_a_figure_scripts_name(ops):
+    (ops / "bench_scripts").mkdir()
+    (ops / "bench_scripts" / "taken.py").write_text("FIGURE = {}\n")
+    (ops / "results").mkdir()
+    refused = run([PY, "-m", "benchkit", "compare", "ops.py:once", "ops.py:once", "--name", "taken",
+                   "--results", "results"], ops)
+    assert refused.returncode == 2 and "is a figure script" in refused.stderr
+    for _ in range(2):
+        done = compare(ops, "ops.py:once", "ops.py:once", "--runs", "1", "--name", "again")
+        assert done.returncode == 0, done.stderr
+    kept = sorted(p.name for p in (ops / "out").glob("*/sessions/*/again*.csv.gz"))
+    assert kept == ["again.csv.gz", "again.runs.csv.gz"] and "kept the previous session" in done.stderr

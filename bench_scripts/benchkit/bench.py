@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import compiles, layout, provenance, report, runner
+from . import archive, compiles, layout, provenance, report, runner
 from .figure import Config, Recorder, ReferenceMismatch, check_close
 from .results import read_rows, to_csv_text, write_atomic
 from .schema import figure_id_for
@@ -274,5 +274,20 @@ def run_processes(name: str, command: Command, runs: int, results: Path, *, quie
             parts.append(part)
         text, machine = runner._merge(name, parts, walls)
         out = layout.results_file(results, machine, name)
+        keep_previous(out, results, session, quiet=quiet)
         write_atomic(out, text)  # a temporary file beside it, then one rename
     return out
+
+
+def keep_previous(out: Path, results: Path, session: str, *, quiet: bool = False) -> None:
+    """The session ``out`` holds now, kept under ``<results>/<machine>/sessions/`` before it is
+    replaced (as ``make bench`` keeps its figures'): its page and history stay on the site. A file
+    that cannot be kept is reported and replaced all the same; git history has its text."""
+    if not out.is_file():
+        return
+    try:
+        for path in archive.archive(out, results, keep=[session]):
+            if not quiet:
+                print(f"kept the previous session: {path}", file=sys.stderr)
+    except (OSError, archive.ArchiveError) as err:
+        print(f"{out}: the previous session was not kept ({err})", file=sys.stderr)

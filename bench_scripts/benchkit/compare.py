@@ -268,6 +268,10 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> int:
         name = args.name or default_name(*versions)
         if not NAME_RE.fullmatch(name):
             raise BenchError(f"--name {name!r}: lower-case letters, digits and '_', starting with a letter")
+        figure = results.resolve().parent / layout.BENCH_DIR_NAME / f"{name}.py"
+        if figure.is_file():
+            raise BenchError(f"--name {name}: {figure} is a figure script, whose results file that is; "
+                             "choose another name")
         script = versions[0].file or versions[0].origin
         if script is None:
             raise BenchError(f"{args.old}: {versions[0].path} has no Python source file to record")
