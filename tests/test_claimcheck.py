@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from benchfixtures import demo_figure, write_machine
 from benchsite import claimcheck, claims
 from benchsite.catalog import Catalog
@@ -55,6 +57,21 @@ def test_check_reads_the_machine_asked_for_and_reports_false_claims(tmp_path):
     (checked,) = claimcheck.check(cat, "cpu-a", found)
     assert (checked.state, checked.machine, checked.support) == ("false", "cpu-a", (0, 3))
     assert "| docs/a.md:3 | fig-demo | cpu-a | **no** | 0 of 3 |" in claimcheck.report([checked])
+
+
+def test_a_cell_missing_on_another_machine_is_unavailable_there_not_an_error(tmp_path):
+    """Another machine's folder can lack a cell the prose's machine has (an older session): the claim
+    cannot be read there, which `make claims` and the your-machine page report; on the machine the
+    prose quotes, the same gap is the claim's own error."""
+    write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    write_machine(tmp_path / "r", "cpu-b", sizes=(16,))
+    fig = demo_figure(tmp_path)
+    cat = Catalog.build(tmp_path / "r", {fig.id: fig}, preferred="cpu-a", declared="cpu-a")
+    found = [claimcheck.Found("docs/a.md:3", 'fig-demo median("slow", n=8) > median("fast", n=8)', "w")]
+    (checked,) = claimcheck.check(cat, "cpu-b", found)
+    assert checked.state == "unavailable" and checked.machine == "cpu-b"
+    with pytest.raises(claims.ClaimError, match="docs/a.md:3"):
+        claimcheck.check(cat, None, [claimcheck.Found("docs/a.md:3", 'fig-demo median("slow", n=64) > 1', "w")])
 
 
 def test_the_command_names_a_missing_folder_or_machine(tmp_path, capsys):
