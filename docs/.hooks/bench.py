@@ -30,6 +30,7 @@ from pathlib import Path
 
 import markdown
 from markupsafe import Markup
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import (
     Page,
@@ -387,7 +388,10 @@ def _context(build: Build, config, src_uri: str, url: str, first_line: int = 1) 
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return _expand(BUILD[0], config, markdown, page.file.src_uri, page.url, _first_line(page, markdown))
+    try:
+        return _expand(BUILD[0], config, markdown, page.file.src_uri, page.url, _first_line(page, markdown))
+    except markers.MarkerError as err:  # MkDocs reports a BuildError as its message, not a traceback
+        raise PluginError(str(err)) from None
 
 
 def _first_line(page, markdown: str) -> int:
