@@ -58,6 +58,13 @@ V2_COLUMNS = tuple(c for c in V3_COLUMNS if c not in V2_MISSING)
 UPGRADES = {1: {**V1_MISSING, **V3_MISSING}, 2: {**V2_MISSING, **V3_MISSING}, 3: V3_MISSING}
 INT_PATTERN = r"[+-]?[0-9]+"
 _INT = re.compile(INT_PATTERN)
+# A number as the writers write it (benchkit.results: str of an int, repr of a float; archive: repr):
+# ASCII digits, sign, point and exponent only. float() and int() also read "1_000", " 12", "١٢"
+# and "0x", which no writer writes; the one rule (:func:`number`) refuses them in results files and
+# kept sessions alike. nan and inf are read, then refused as not finite.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+INT64 = (-2**63, 2**63 - 1)  # what an integer column holds (numpy int64): a count, an index, bytes
 BOOLS = {"true": True, "false": False}
 KEY = ["run", "variant", "params", "sample"]  # one sample; a second row with the same key is a duplicate
 # When a run's process started, as the harness writes it (provenance.utc_now): the site shows its
@@ -71,9 +78,13 @@ class ResultsError(ValueError):
 
 
 def header_version(header: list[str]) -> int:
-    """The schema version a header belongs to: today's, or 1 or 2 (upgraded on load)."""
-    old = {V1_COLUMNS: 1, V2_COLUMNS: 2, V3_COLUMNS: 3}
-    return old.get(tuple(header), SCHEMA_VERSION)
+    """The schema version a header belongs to: today's, or 1, 2 or 3 (upgraded on load). Columns
+    are read by name, so an older header's columns in another order are still that version."""
+    if len(set(header)) == len(header):
+        for version, columns in ((1, V1_COLUMNS), (2, V2_COLUMNS), (3, V3_COLUMNS)):
+            if len(header) == len(columns) and set(header) == set(columns):
+                return version
+    return SCHEMA_VERSION
 
 
 def _check_header(header: list[str], path: Path) -> None:
@@ -87,9 +98,14 @@ def _check_header(header: list[str], path: Path) -> None:
     closest = min((V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS),
                   key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
     missing = [c for c in closest if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    if not missing and not unknown:
+        # All of an older version's columns and some, not all, of those a later one added: missing
+        # against the first version that has every column it holds.
+        later = next(cols for cols in (V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS) if set(header) <= set(cols))
+        missing = [c for c in later if c not in header]
     if missing:
         raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
-    unknown = [c for c in header if c not in COLUMNS]
     if unknown:
         raise ResultsError(f"{path}:1: unknown column(s) {', '.join(unknown)} "
                            f"(schema version {SCHEMA_VERSION} has none of these)")
@@ -142,20 +158,29 @@ def _split(path: Path) -> _Records:
 Check = tuple[np.ndarray, Callable[[int], str]]  # rows that break a rule, and the message for one of them
 
 
-def _number(text: str, integer: bool) -> tuple[float | int | None, str | None]:
-    """One distinct cell's value, or why it is not one (``None`` value for an empty cell)."""
+NOT_FINITE = "not finite"
+
+
+def number(text: str, integer: bool) -> tuple[float | int | None, str | None]:
+    """One cell's number, or why it is not one (``None`` value for an empty cell): the one rule
+    for the numbers of a results file (:func:`validate`) and of a kept session (``sessions.py``).
+    ``why`` completes "column 'calls' has '1.5', ..."; :data:`NOT_FINITE` comes with the value."""
     if text == "":
         return None, None
     if integer:
-        return (int(text), None) if _INT.fullmatch(text) else (None, "not a valid integer")
-    try:
-        if "_" in text:
-            raise ValueError(text)  # float() reads 1_000; the writer never does
-        value = float(text)
-    except ValueError:
+        if not _INT.fullmatch(text):
+            return None, "not a valid integer"
+        value = int(text)
+        if not INT64[0] <= value <= INT64[1]:  # numpy's int64 would raise OverflowError, naming no file
+            return None, "not a valid integer (beyond the 64-bit range)"
+        return value, None
+    if _NOT_FINITE.fullmatch(text):
+        return float(text), NOT_FINITE  # nan and inf parse, but are no measurement
+    if not _DECIMAL.fullmatch(text):
         return None, "not a valid number"
-    if not math.isfinite(value):  # nan and inf parse, but are no measurement
-        return value, "not finite"
+    value = float(text)
+    if not math.isfinite(value):  # 1e400
+        return value, NOT_FINITE
     return value, None
 
 
@@ -183,13 +208,12 @@ def _column(col: str, texts: pd.Series) -> tuple[list[Check], pd.Series]:
         typed_u = np.array([None if u == "" and col in NULLABLE_COLUMNS else u for u in uniques], dtype=object)
         return checks, pd.Series(typed_u[codes], index=texts.index, dtype=object)
     integer = col in INT_COLUMNS
-    parsed = [_number(u, integer) for u in uniques]
+    parsed = [number(u, integer) for u in uniques]
     why_u = [why for _, why in parsed]
-    bad_u = np.array([why is not None and why != "not finite" for why in why_u], dtype=bool)
-    kind = "integer" if integer else "number"
-    checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid {kind}"))
+    bad_u = np.array([why is not None and why != NOT_FINITE for why in why_u], dtype=bool)
+    checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, {why_u[codes[i]]}"))
     if not integer:
-        infinite_u = np.array([why == "not finite" for why in why_u], dtype=bool)
+        infinite_u = np.array([why == NOT_FINITE for why in why_u], dtype=bool)
         checks.append((infinite_u[codes],
                        lambda i: f"column {col!r} is {float(texts.iat[i])}, not a finite number"))
     numbers_u = np.array([np.nan if v is None else float(v) for v, _ in parsed], dtype=float)

@@ -23,7 +23,7 @@ import gzip
 import hashlib
 import io
 import json
-import math
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from benchkit.schema import (
 from . import stats
 from .cachefile import cache_dir, cached, store_bytes
 from .catalog import Catalog
-from .load import param_columns, session_id_ok, timestamp_ok
+from .load import NOT_FINITE, number, param_columns, session_id_ok, timestamp_ok
 from .table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
@@ -75,43 +75,38 @@ def _typed(col: str, text: str, ints: frozenset, floats: frozenset, nullable: fr
         if text not in BOOLS:
             raise ValueError(f"column {col!r} has {text!r}, not a valid true/false")
         return BOOLS[text]
-    if col in ints:
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError(f"column {col!r} has {text!r}, not a valid integer") from None
-    if col in floats:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"column {col!r} has {text!r}, not a valid number") from None
-        if not math.isfinite(value):
+    if col in ints or col in floats:  # the results file's rule (load.number): one reading of a number
+        value, why = number(text, integer=col in ints)
+        if why == NOT_FINITE:
             raise ValueError(f"column {col!r} is {value}, not a finite number")
+        if why is not None:
+            raise ValueError(f"column {col!r} has {text!r}, {why}")
         return value
     return text
 
 
 def _records(text: str, where: str, header: tuple[str, ...],
              older: tuple[str, ...] | None = None) -> list[tuple[int, list[str]]]:
-    """(line, fields) of every data record, after the header was checked; a file with the
-    ``older`` header (summary format 1) has its records widened to ``header``, the columns it
-    lacks empty."""
+    """(line, fields in ``header``'s order) of every data record, after the header was checked.
+    Columns are read by name, as ``load`` reads a results file's (a results file with its columns
+    in another order is compacted with them in that order); a file with the ``older`` header
+    (summary format 1) has its records widened to ``header``, the columns it lacks empty."""
     reader = csv.reader(io.StringIO(text), strict=True)
     try:
         head = next(reader, None)
         if head is None:
             raise SessionError(f"{where}:1: empty file")
-        if older is not None and tuple(head) == older and older != header:
-            out = [(reader.line_num, dict(zip(older, rec)) if len(rec) == len(older) else rec)
-                   for rec in reader]
-            if not out:
-                raise SessionError(f"{where}:2: no data rows")
-            return [(line, [rec.get(c, "") for c in header] if isinstance(rec, dict) else rec)
-                    for line, rec in out]
-        if tuple(head) != header:
+        if not any(len(set(head)) == len(head) == len(cols) and set(head) == set(cols)
+                   for cols in (header, older) if cols is not None):
             raise SessionError(f"{where}:1: header is not summary format {archive.SUMMARY_VERSION}'s "
                                f"({', '.join(header[:4])}, ...); see results/README.md, 'Sessions kept'")
-        out = [(reader.line_num, rec) for rec in reader]
+        out = []
+        for rec in reader:
+            if len(rec) != len(head):
+                raise SessionError(f"{where}:{reader.line_num}: {len(rec)} fields where the header has "
+                                   f"{len(head)} (truncated or damaged row)")
+            out.append((reader.line_num, rec if tuple(head) == header else
+                        [dict(zip(head, rec)).get(c, "") for c in header]))
     except csv.Error as err:
         raise SessionError(f"{where}:{reader.line_num}: malformed CSV: {err}") from None
     if not out:
@@ -123,9 +118,6 @@ def _rows(text: str, where: str, header: tuple[str, ...], older: tuple[str, ...]
           **kinds) -> list[tuple[int, dict]]:
     rows = []
     for line, rec in _records(text, where, header, older):
-        if len(rec) != len(header):
-            raise SessionError(f"{where}:{line}: {len(rec)} fields where the header has {len(header)} "
-                               "(truncated or damaged row)")
         try:
             row = {c: _typed(c, t, **kinds) for c, t in zip(header, rec)}
         except ValueError as err:
@@ -254,7 +246,7 @@ def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
             raise SessionError(f"{other}:1: {path.name} is missing beside it (a partial session)")
         try:
             texts.append(gzip.decompress(path.read_bytes()).decode("utf-8"))
-        except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
             raise SessionError(f"{path}:1: cannot read: {err}") from None
     return texts[0], texts[1]
 

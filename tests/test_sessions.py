@@ -258,6 +258,11 @@ def damage(path, line, col, text):
 @pytest.mark.parametrize("col, text, message", [
     ("median_s", "-1", r"\.csv\.gz:3: column 'median_s' is -1\.0; a time must be positive"),
     ("samples", "many", r"\.csv\.gz:3: column 'samples' has 'many', not a valid integer"),
+    # one rule for a number, the results file's (load.number): what float() and int() read beyond it
+    ("cache_hits", "1_000", r"\.csv\.gz:3: column 'cache_hits' has '1_000', not a valid integer$"),
+    ("calls", " 12", r"\.csv\.gz:3: column 'calls' has ' 12', not a valid number$"),
+    ("samples", "9" * 40,
+     r"\.csv\.gz:3: column 'samples' has '9{40}', not a valid integer \(beyond the 64-bit range\)"),
     ("summary_version", "9", r"\.csv\.gz:3: summary_version 9 is not one this site reads"),
     ("run", "42", r"\.csv\.gz:3: run 42 has no provenance in demo\.runs\.csv\.gz \(a partial session\)"),
 ])
@@ -270,6 +275,21 @@ def test_a_damaged_kept_session_is_refused_with_file_and_line(tmp_path, col, tex
     assert re.search(re.escape(f"sessions/{OLD}/demo") + message, hist.errors[OLD]), hist.errors
     assert [s.id for s in hist.sessions] == ["20260101T000000Z-test"]  # the latest is not affected
     assert cat.table(fig.id, "cpu-a").rows  # nor the results file
+
+
+def test_a_kept_sessions_columns_are_read_by_name_as_a_results_files_are(tmp_path):
+    """A results file with its columns in another order is valid (load reads them by name) and is
+    compacted with them in that order; its sessions read the same as in the writer's order."""
+    fig, path = demo(tmp_path)
+    keep_as(path, tmp_path / "results", OLD, tmp_path / "scratch")
+    before = sessions.history(Catalog.build(tmp_path / "results", {fig.id: fig}), fig.id, "cpu-a")
+    for file in (archive.summary_file(tmp_path / "results", "cpu-a", OLD, "demo"),
+                 archive.runs_file(tmp_path / "results", "cpu-a", OLD, "demo")):
+        rows = [line.split(",") for line in gzip.decompress(file.read_bytes()).decode().splitlines()]
+        file.write_bytes(gzip.compress("".join(",".join([*r[5:], *r[:5]]) + "\n" for r in rows).encode()))
+    after = sessions.history(Catalog.build(tmp_path / "results", {fig.id: fig}), fig.id, "cpu-a")
+    assert after.errors == {} and [s.id for s in after.sessions] == [s.id for s in before.sessions]
+    pd.testing.assert_frame_equal(after.get(OLD).frame, before.get(OLD).frame)
 
 
 def test_a_partial_session_is_refused(tmp_path):
