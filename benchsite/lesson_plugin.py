@@ -59,7 +59,7 @@ for _name in DEFERRED:
 
 from mkdocs_jupyter.plugin import Plugin as JupyterPlugin  # noqa: E402 - after the stand-ins are in place
 
-from benchsite import cachefile, catalog, lesson_outputs  # noqa: E402
+from benchsite import cachefile, catalog, lesson_outputs, sitesetup  # noqa: E402
 from benchsite.cachefile import cache_dir  # noqa: E402
 
 __all__ = ["DEFERRED", "Deferred", "Plugin", "defer"]
@@ -102,13 +102,16 @@ class Plugin(JupyterPlugin):
         try:
             chosen = lesson_outputs.choose(Path(page.file.abs_src_path), self.results, self.preferred, self.reference)
         except lesson_outputs.Damaged as err:  # the docs/ source itself
-            log.warning(str(err))
+            sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench hook)
             return markdown
         for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
-            log.warning(problem)
+            sitesetup.warn(log, problem)
         strict = os.environ.get("BENCH_STRICT") == "1"  # as a stale figure: the published build fails
         for stale in chosen.stale:
-            (log.warning if strict else log.info)(stale)
+            if strict:
+                sitesetup.warn(log, stale)
+            else:
+                log.info(stale)
         chosen.notebook.setdefault("metadata", {})["bench_renderer"] = hashlib.sha256(CODE).hexdigest()
         return lesson_outputs.dumps(chosen.notebook)
 

@@ -9,6 +9,9 @@ used to spell those rules itself, and they had drifted: the generated pages' key
 validation levels, the URL style, the plugins' settings and how much mkdocs logs (a ``-q`` build,
 which hears no warnings, could keep a body that a normal build then served without its
 warning), and their counter left out link reports at the level ``validation:`` sets.
+
+Both the bench hook and the lesson plugin report a damaged input through :func:`warn`, so that a
+strict build fails on it whatever the log level (``mkdocs build --strict -q`` passed before).
 """
 
 from __future__ import annotations
@@ -64,3 +67,29 @@ class Reports(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno >= logging.WARNING or record.name.startswith("mkdocs.structure"):
             self.count += 1
+
+
+# --- strict, whatever the log level ---------------------------------------------------------
+
+# This build's warnings that the log level dropped before mkdocs' strict mode could count them
+# (emptied by the bench hook's on_config; the hook fails a strict build with them, on_post_build).
+UNCOUNTED: list[str] = []
+
+
+def warn(logger: logging.Logger, message: str) -> None:
+    """``logger.warning(message)``, for a problem that must fail a strict build (a damaged input).
+    mkdocs counts warnings for ``strict`` with a handler on its ``mkdocs`` logger, and ``-q`` sets
+    that logger to ERROR: a warning is then dropped before any handler sees it, and ``mkdocs build
+    --strict -q`` passes. Such a warning is kept in :data:`UNCOUNTED` instead."""
+    if not logger.isEnabledFor(logging.WARNING):
+        UNCOUNTED.append(message)
+    logger.warning(message)
+
+
+def uncounted_failure() -> str | None:
+    """What a strict build must fail with when warnings went uncounted, or None."""
+    if not UNCOUNTED:
+        return None
+    listed = "\n".join(f"  {m}" for m in dict.fromkeys(UNCOUNTED))
+    return (f"{len(UNCOUNTED)} warning(s) in strict mode, not shown at this log level "
+            f"(-q hides warnings; strict counts them all the same):\n{listed}")

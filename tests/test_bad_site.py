@@ -76,6 +76,18 @@ def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(damage
         assert re.search(re.escape(f"{REFERENCE}/") + message, proc.stderr), (stem, proc.stderr[-3000:])
 
 
+def test_a_quiet_strict_build_fails_too(damaged, tmp_path):
+    """``-q`` sets mkdocs' logger to ERROR, so warnings are dropped before the handler that strict
+    mode counts them with ever sees one (mkdocs/__main__.py, mkdocs/commands/build.py): the build
+    passed. The hook keeps what it warned and fails the strict build with it, naming each file."""
+    proc = build_site(tmp_path / "site", damaged, strict=True, args=("-q",))
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "warning(s) in strict mode, not shown at this log level" in proc.stderr
+    for stem in DAMAGE:
+        assert expected(stem).search(proc.stderr), (stem, proc.stderr[-3000:])
+
+
 @pytest.fixture(scope="module")
 def lenient_site(damaged, tmp_path_factory):
     out = tmp_path_factory.mktemp("lenient") / "site"

@@ -82,6 +82,20 @@ def test_both_hooks_key_their_pages_on_the_same_set_up(config, quiet_level, monk
     assert bench._Writer.code_of(dict(config, use_directory_urls=False)) != bench._Writer.code_of(config)
 
 
+def test_a_warning_the_log_level_drops_is_kept_for_a_strict_build(quiet_level, monkeypatch):
+    """-q sets the mkdocs logger to ERROR (mkdocs/__main__.py): a warning never reaches the handler
+    that strict mode counts with, so sitesetup.warn keeps it and the bench hook fails the build."""
+    monkeypatch.setattr(sitesetup, "UNCOUNTED", [])
+    log = logging.getLogger("mkdocs.plugins.bench")
+    quiet_level.setLevel(logging.INFO)
+    sitesetup.warn(log, "heard.csv:2: bad")
+    assert sitesetup.uncounted_failure() is None  # mkdocs' strict mode counts this one itself
+    quiet_level.setLevel(logging.ERROR)
+    sitesetup.warn(log, "unheard.csv:5: column 'time_s' is nan")
+    assert sitesetup.UNCOUNTED == ["unheard.csv:5: column 'time_s' is nan"]
+    assert "unheard.csv:5: column 'time_s' is nan" in sitesetup.uncounted_failure()
+
+
 def test_reports_are_warnings_and_mkdocs_link_reports_at_any_level():
     reports = sitesetup.Reports()
     logger = logging.getLogger("mkdocs")

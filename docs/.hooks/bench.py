@@ -136,11 +136,12 @@ class Build:
 
     def warn_once(self, message: str) -> None:
         # A bad file shows on the index, its figure page, its chapter and in prose: say so once.
-        # A warning fails a strict build (with this message, no traceback); a lenient one goes on.
+        # A warning fails a strict build (with this message, no traceback), at any log level
+        # (sitesetup.warn; on_post_build); a lenient one goes on.
         self.problems += 1
         if message not in self.warned:
             self.warned.add(message)
-            log.warning(message)
+            sitesetup.warn(log, message)
 
 
 BUILD: list[Build] = []  # the current build, replaced by each on_config
@@ -168,15 +169,16 @@ def on_config(config):
     build = Build(cat, os.environ.get("BENCH_STRICT") == "1", claims_fatal=os.environ.get("BENCH_CLAIMS") != "report",
                   markdown=lambda text: site_markdown.reset().convert(text))
     BUILD[:] = [build]
+    sitesetup.UNCOUNTED.clear()
     for fig_id, machine in cat.stale():
         # Strict fails on what the prose quotes: the reference machine. A contributed folder
         # measured with older code stays on the site, marked stale on every page that shows it.
         fatal = build.strict_stale and machine == cat.reference(fig_id)
-        (log.warning if fatal else log.info)(
+        (functools.partial(sitesetup.warn, log) if fatal else log.info)(
             f"{fig_id} on {machine} is stale: its script or the harness changed after the results "
             "were recorded (make bench refreshes it)")
     for orphan in cat.orphans:
-        log.warning(f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
+        sitesetup.warn(log, f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
     return config
 
 
@@ -271,7 +273,7 @@ def _finish_removal(build: Build) -> None:
     """Wait for the last build's site to be gone; a folder that could not be removed is named (a
     deploy would publish it), where mkdocs' own clean would have left it without a word."""
     for folder in sitedir.finish(build.old_site):
-        log.warning(f"{folder}: the last build's site could not be removed from here; remove it by hand")
+        sitesetup.warn(log, f"{folder}: the last build's site could not be removed from here; remove it by hand")
     build.old_site = None
 
 
@@ -334,7 +336,7 @@ def on_env(env, config, files):
     build.env = env
     reuse = {f.abs_dest_path for f in files if isinstance(f, DirectPage | Download) and f.inclusion.is_included()}
     for path in sitedir.take_back(build.old_site, Path(config["site_dir"]), reuse):
-        log.warning(f"{path}: the last build's files here could not all be removed; remove them by hand")
+        sitesetup.warn(log, f"{path}: the last build's files here could not all be removed; remove them by hand")
     return env
 
 
@@ -682,6 +684,11 @@ def on_post_build(config) -> None:
             _write_direct(build, config)
     finally:
         _finish_removal(build)  # the build ends with nothing of the last one left, or says so
+    # mkdocs fails a strict build after this event if its handler counted a warning; -q drops them
+    # before it does (sitesetup.warn), so a damaged input would pass: fail here with them instead.
+    failure = sitesetup.uncounted_failure() if config["strict"] else None
+    if failure:
+        raise PluginError(f"bench: {failure}")
 
 
 def _write_direct(build: Build, config) -> None:
