@@ -37,8 +37,10 @@ import numpy as np
 
 from benchkit import Recorder, check_close, figure_main
 
-SAMPLES = 30  # at least, per function and run: a slow stretch of a shared machine lasts seconds, and a
-# median of the few samples a budget of timed work buys for a call of milliseconds can sit inside one
+# At least this many samples per function and run: a slow stretch of a shared machine
+# lasts seconds, and the median of the few samples that the time budget buys for a call
+# of milliseconds can fall inside one.
+SAMPLES = 30
 
 
 def sin_once(x):
@@ -50,7 +52,7 @@ def sin_twice(x):
 
 
 def length(rec: Recorder) -> int:
-    """A quarter of a million floats (1 MB): milliseconds of work on a CPU, far above the dispatch floor."""
+    """A quarter of a million floats (1 MB): milliseconds on a CPU, far above dispatch."""
     return 1 << 10 if rec.config.smoke else 1 << 18
 
 
@@ -58,14 +60,14 @@ def functions() -> dict[str, tuple]:
     """Each label's jitted function and its float64 NumPy reference."""
     return {"once": (jax.jit(sin_once), np.sin),
             "twice": (jax.jit(sin_twice), lambda h: np.sin(np.sin(h))),
-            "once-again": (jax.jit(sin_once), np.sin)}  # the same Python function, jitted again
+            "once-again": (jax.jit(sin_once), np.sin)}  # the same function, jitted again
 
 
 def measure(rec: Recorder) -> None:
     n = length(rec)
     host = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
-    x = jax.device_put(host).block_until_ready()  # placed and ready before any clock starts
-    with rec.interleaved() as cells:  # warmed up, then sampled in rounds, each in a shuffled order
+    x = jax.device_put(host).block_until_ready()  # placed and ready before any clock
+    with rec.interleaved() as cells:  # warmed up, then sampled in shuffled rounds
         for label, (fn, reference) in functions().items():
             err = check_close(fn(x), reference(host.astype(np.float64)), rtol=1e-5, atol=1e-5,
                               what=f"{label} on {n} floats")
