@@ -61,3 +61,15 @@ def test_figure_declares_what_the_chapter_quotes():
     assert "<!-- bench:figure fig-time-your-own-code -->" in text
     claims = re.findall(r"<!-- bench:claim fig-time-your-own-code (.*?) -->", text)
     assert any("slower(" in c and "twice" in c for c in claims), claims
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_chapters_five_lines_are_the_packages_own_example():
+    """The chapter and benchkit's README (what pip shows) teach one example, not two that drift."""
+    readme = (REPO / "bench_scripts" / "benchkit" / "README.md").read_text(encoding="utf-8")
+    (chapter_example, *_) = python_blocks(CHAPTER.read_text(encoding="utf-8"))
+    assert chapter_example == python_blocks(readme)[0]
+    assert len(chapter_example.strip().splitlines()) == 5
