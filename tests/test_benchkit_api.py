@@ -68,6 +68,13 @@ def test_the_report_counts_compiles_inside_timed_windows_and_takes_the_baseline_
     assert report.comparisons[0].variant == "new" and report.comparisons[0].ratio == 2.0
 
 
+def test_the_report_lists_functions_in_the_order_added_whatever_order_they_ran():
+    measured = rows({"fast": [1.0] * 5, "slow": [3.0] * 5})  # rows in measuring order: fast first
+    report = Report.from_rows(measured, Path("x.csv"), order=["slow", "fast"], baseline="slow")
+    assert [line.variant for line in report.lines] == ["slow", "fast"]
+    assert (report.comparisons[0].variant, report.comparisons[0].baseline) == ("fast", "slow")
+
+
 def test_the_report_refuses_a_margin_outside_zero_and_one():
     with pytest.raises(ValueError, match="margin"):
         Report.from_rows(rows({"a": [1.0] * 5}), Path("x.csv"), margin=5)
@@ -138,6 +145,7 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
         from benchkit import Bench
         bench = Bench("tanh_sum")
         bench.time("tanh", jax.jit(lambda x: jnp.tanh(x).sum()), jnp.ones(1000))
+        bench.time("cheap", jax.jit(lambda x: x[0]), jnp.ones(1000))
         bench.first_call("fresh", lambda: (lambda x: jnp.tanh(x) * 2), jnp.ones(1000), samples=2)
         bench.run()
         """))
@@ -146,7 +154,8 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
     (csv,) = (tmp_path / "out").glob("*/tanh_sum.csv")
     frame = load(ResultFile(csv.parent.name, "tanh_sum", csv))
     stages = {f"fresh:{s}" for s in ("trace", "lower", "compile", "first-execute")}
-    assert set(frame["variant"]) == {"tanh", "fresh"} | stages and set(frame["run"]) == {0, 1}
+    assert set(frame["variant"]) == {"tanh", "cheap", "fresh"} | stages and set(frame["run"]) == {0, 1}
+    assert "| `cheap` / `tanh` |" in done.stdout  # the first added is the baseline, whichever ran first
     first = frame[frame["variant"] == "fresh"]
     assert len(first) == 4 and (first["compiles"] >= 1).all()  # 2 a run, each one a fresh compile
     assert (frame[frame["variant"] == "tanh"]["compiles"] == 0).all()

@@ -160,7 +160,9 @@ class Bench:
                     "--seed", str(seed), "--session", session, "--out", str(out)] + (
                         ["--repo", str(self.repo)] if self.repo else [])
         path = run_processes(self.name, command, self.runs, self.results, quiet=self.quiet)
-        found = report.Report.from_rows(read_rows(path), path, margin=self.margin)
+        labels = [c.label for c in self.cells]  # listed as added; the first timed one is the baseline
+        first = next((c.label for c in self.cells if c.boundary != "first-call"), None)
+        found = report.Report.from_rows(read_rows(path), path, margin=self.margin, order=labels, baseline=first)
         if not self.quiet:
             print(found.markdown())
         return found

@@ -297,7 +297,7 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> int:
                             "sha256": hashlib.sha256(v.source.encode()).hexdigest(), "source": v.source}
                            for v in versions]}
     write_atomic(side, json.dumps(record, indent=1) + "\n")
-    found = Report.from_rows(read_rows(path), path, margin=args.margin, baseline=labels[0])
+    found = Report.from_rows(read_rows(path), path, margin=args.margin, baseline=labels[0], order=labels)
     print(found.markdown())
     print(f"\nwrote {path} and {side}", file=sys.stderr)
     return 0

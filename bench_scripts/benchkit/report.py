@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,21 +78,25 @@ class Report:
 
     @classmethod
     def from_rows(cls, rows: list[dict[str, str]], path: Path, *, margin: float = 0.10,
-                  baseline: str | None = None) -> Report:
+                  baseline: str | None = None, order: Sequence[str] = ()) -> Report:
         """The report of a results file's rows (as :func:`benchkit.results.read_rows` returns them).
-        ``baseline``: the variant the others are compared with (default: the first recorded)."""
+        ``order``: the variants in the order to list them (the order they were added; the rows
+        are in the order they were measured, shuffled); any others follow as first recorded.
+        ``baseline``: the variant the others are compared with (default: the first listed)."""
         verdicts.check_margin(margin)
         times: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         compiles: dict[str, int] = defaultdict(int)
         boundary: dict[str, str] = {}
-        order: list[str] = []
+        seen: list[str] = []
         for row in rows:
             v = row["variant"]
             if v not in boundary:
-                order.append(v)
+                seen.append(v)
                 boundary[v] = row["boundary"]
             times[v][int(row["run"])].append(float(row["time_s"]))
             compiles[v] += int(row["compiles"])
+        order = [v for v in [*order, *seen] if v in boundary]
+        order = list(dict.fromkeys(order))
         lines = [Line(v, boundary[v], {r: statistics.median(ts) for r, ts in sorted(times[v].items())},
                       sum(len(ts) for ts in times[v].values()), compiles[v]) for v in order]
         whole = [line for line in lines if ":" not in line.variant]  # first-call stages are parts

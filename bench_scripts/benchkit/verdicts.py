@@ -106,7 +106,8 @@ def paired_verdict(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     d = np.log(a[keep] / b[keep])
     n = d.size
     if n < PAIRED_MIN_RUNS:
-        return Verdict(NOT_YET, f"{n} paired runs; the rule needs at least {PAIRED_MIN_RUNS}", runs=n,
+        runs = f"{n} paired run{'' if n == 1 else 's'}"
+        return Verdict(NOT_YET, f"{runs}; the rule needs at least {PAIRED_MIN_RUNS}", runs=n,
                        ratio=float(np.median(np.exp(d))) if n else float("nan"))
     ok, med, agree, floor = (np.asarray(x).item() for x in _paired_decide(d))
     need = sign_agree_needed(n)
