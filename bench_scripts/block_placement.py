@@ -10,7 +10,7 @@ one run, so a slow stretch of the machine lands on all of them.
 """
 
 FIGURE = {
-    "budget_s": 2.3,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 2.1,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Where the block goes: end of the loop vs every call",
     "caption": (
         "Blocking once after a loop and blocking after every call answer different questions: "

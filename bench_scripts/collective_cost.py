@@ -17,7 +17,7 @@ both equal the message), so the bandwidth table is the achieved bus bandwidth.
 """
 
 FIGURE = {
-    "budget_s": 4.9,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 4.3,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "What a collective costs: latency floor and bandwidth, across processes and within one",
     "caption": (
         "<!-- bench:claim fig-collective-cost growth(\"psum-2proc\") > 2 and median(\"psum-2proc\", bytes=65536) "

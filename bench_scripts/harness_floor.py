@@ -9,7 +9,7 @@ worker threads pays more (fig-cpu-dispatch-threshold).
 """
 
 FIGURE = {
-    "budget_s": 1.2,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 1.1,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "The timing floor: clock reads and a near-empty jitted call",
     "caption": (
         "The clock pair is what two clock reads cost, which every interval on the site contains "

@@ -31,7 +31,7 @@ Two quantities per method and workload (params ``quantity``):
 """
 
 FIGURE = {
-    "budget_s": 8.3,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 7.7,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "The harness next to other timers: per-call time and wall time to a number",
     "caption": (
         "The same warm, checked workloads timed in one process by this harness, a bare "

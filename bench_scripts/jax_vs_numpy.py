@@ -17,7 +17,7 @@ What ``np.asarray`` of a result costs is fig-transfer-cost's question.
 """
 
 FIGURE = {
-    "budget_s": 2.2,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 2.1,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "JAX against NumPy: a fixed cost per call against a cost per element",
     "caption": (
         "The same work in NumPy, un-jitted jnp and jitted JAX, from tiny to large. The question "

@@ -10,7 +10,7 @@ precision the compiler was handed is read back from the lowered program.
 """
 
 FIGURE = {
-    "budget_s": 3.0,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 2.8,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Matmul precision: time and error of a float32 matmul per precision setting",
     "caption": (
         "The precision gate: before comparing float32 results, check that the precision "

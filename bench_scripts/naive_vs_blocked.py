@@ -6,7 +6,7 @@ The size depends on the platform and is recorded in ``shape`` and ``params``.
 """
 
 FIGURE = {
-    "budget_s": 5.0,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 4.7,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Naive vs blocked timing of a large jitted matmul",
     "caption": (
         "Stopping the clock when the call returns catches only the dispatch: "

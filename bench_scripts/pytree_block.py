@@ -10,7 +10,7 @@ order; ``one-jit`` computes both in one compiled program.
 """
 
 FIGURE = {
-    "budget_s": 4.4,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 4.1,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Blocking one leaf of a pytree vs the whole tree",
     "caption": (
         "Blocking on the cheap leaf stops the clock while the expensive one may still be "

@@ -18,7 +18,7 @@ a sample, warm-up included) stops the script: it would time a disk read.
 """
 
 FIGURE = {
-    "budget_s": 7.4,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 7.3,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Recompiles in a training loop: three causes and their fixes",
     "caption": (
         "Each cause makes the loop compile again after its warm-up step, and "

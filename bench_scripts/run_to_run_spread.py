@@ -7,7 +7,7 @@ comparison of two runs can resolve. Run it with R >= 5 (``make bench`` does).
 """
 
 FIGURE = {
-    "budget_s": 1.7,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 1.6,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Run-to-run spread of one unchanged workload",
     "caption": (
         "<!-- bench:claim fig-run-to-run-spread spread('completed') > within('completed') -->Separate processes running the identical script, spread over one session, did not agree on the median: their range is wider than the typical scatter inside one run<!-- /bench:claim -->. That between-run variation, not the scatter of samples inside one run, is "  # noqa: E501

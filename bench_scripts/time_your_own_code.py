@@ -15,7 +15,7 @@ Each is checked against NumPy's ``sin`` in float64 before anything is timed.
 """
 
 FIGURE = {
-    "budget_s": 3.0,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 1.9,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Timing your own function: a known difference and an A/A pair",
     "caption": (
         "Three jitted functions of one vector, timed at the completed boundary in the same runs: "

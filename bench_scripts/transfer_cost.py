@@ -22,7 +22,7 @@ written: twice the output's size where a copy was made, none for a view, none fo
 """
 
 FIGURE = {
-    "budget_s": 5.3,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
+    "budget_s": 5.0,  # wall seconds of one run here (the 2-core reference); make bench names a run over it
     "title": "Reading a result on the host: block_until_ready against np.asarray and np.array",
     "caption": (
         "Four ways to end the same call: wait for the output on the device, hand it to NumPy "
