@@ -265,3 +265,18 @@ def test_figure_scripts_use_only_benchkits_public_api():
                                                       a.name.split(".")[1] not in public_modules for a in node.names):
                 found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+def test_the_harness_digest_covers_every_module_a_figures_measuring_imports():
+    """provenance.HARNESS_MODULES is what harness_sha256 digests (a change there makes every figure
+    stale). A harness module may import only harness modules, so what is left out (Bench, compare,
+    the report, the verdicts, archive, the exports) cannot change how a figure measures."""
+    from benchkit.provenance import HARNESS_MODULES
+
+    package = REPO / "bench_scripts" / "benchkit"
+    modules = {p.stem for p in package.glob("*.py")}
+    assert set(HARNESS_MODULES) <= modules
+    outside = modules - set(HARNESS_MODULES)
+    found = [f"{name}.py imports {sorted(_imports_of(package / f'{name}.py', outside))}"
+             for name in HARNESS_MODULES if _imports_of(package / f"{name}.py", outside)]
+    assert found == []

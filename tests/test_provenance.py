@@ -147,12 +147,17 @@ def test_git_dirty_ignores_what_a_session_writes_itself(tmp_path):
     assert provenance.collect_git(repo)["git_dirty"] is True
 
 
-def test_harness_hash_changes_with_any_harness_file(tmp_path):
-    (tmp_path / "a.py").write_text("A = 1\n")
-    (tmp_path / "b.py").write_text("B = 1\n")
+def test_harness_hash_changes_with_any_harness_module_and_no_other_file(tmp_path):
+    for name in provenance.HARNESS_MODULES:
+        (tmp_path / f"{name}.py").write_text(f"NAME = {name!r}\n")
+    (tmp_path / "report.py").write_text("R = 1\n")
     before = provenance.harness_sha256(tmp_path)
-    (tmp_path / "b.py").write_text("B = 2\n")
-    assert provenance.harness_sha256(tmp_path) != before
+    (tmp_path / "report.py").write_text("R = 2\n")  # reads what was measured: not the harness
+    assert provenance.harness_sha256(tmp_path) == before
+    for name in provenance.HARNESS_MODULES:
+        (tmp_path / f"{name}.py").write_text("changed = True\n")
+        assert provenance.harness_sha256(tmp_path) != before, name
+        before = provenance.harness_sha256(tmp_path)
 
 
 def test_machine_override_wins_and_is_checked():
