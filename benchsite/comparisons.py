@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -35,7 +34,7 @@ from benchkit import layout
 from benchkit.compare import JSON_FORMAT, SIDE_NAME
 from benchkit.schema import figure_id_for
 
-from .figures import Figure
+from .figures import Figure, Recorded, Version
 from .load import ResultsError
 
 # results/<machine>/<stem>.compare.json (layout.side_file) and its format, as the command writes them;
@@ -49,34 +48,6 @@ VERSION_KEYS = ("variant", "target", "revision", "path", "sha256", "source")
 
 class ComparisonError(ResultsError):
     """A ``.compare.json`` that cannot be read or does not match its results; names file and line."""
-
-
-@dataclass(frozen=True)
-class Version:
-    """One version of the code a comparison measured, as recorded when it ran."""
-
-    variant: str  # its label in the results file
-    target: str  # what the command was given: ``[revision:]path:function``
-    revision: str  # the git revision it was read at ("" for the file as it was on disk)
-    path: str  # the file, relative to the repository it was run in
-    sha256: str  # of that file's text
-    source: str  # the whole file's text
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What a comparison's side file says beyond the figure's fields."""
-
-    file: str  # the side file this was read from
-    command: str
-    boundary: str
-    margin: float  # the equivalence verdict's margin, a fraction
-    args: str
-    versions: tuple[Version, ...]
-
-    def measured(self) -> tuple:
-        """What decides the numbers: two side files that agree on it describe one comparison."""
-        return (self.boundary, self.margin, self.args, tuple((v.variant, v.sha256) for v in self.versions))
 
 
 def side_file(results: Path, machine: str, stem: str) -> Path:

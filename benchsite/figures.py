@@ -7,16 +7,12 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from benchkit.layout import figure_scripts
 from benchkit.schema import figure_id_for
 
 from . import BENCH_DIR, claim_syntax
 from .metrics import METRICS
-
-if TYPE_CHECKING:  # comparisons makes Figures; the type is all this module needs of it
-    from .comparisons import Recorded
 
 REQUIRED_KEYS = ("title", "caption", "chapter", "variants")
 # A checked claim (benchsite/claims.py): <!-- bench:claim fig-id CONDITION -->words<!-- /bench:claim -->
@@ -26,6 +22,34 @@ HEADLINE_STATS = ("median", "ratio")
 
 class FigureError(ValueError):
     """A figure script whose metadata cannot be read; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of the code a comparison measured, as recorded when it ran."""
+
+    variant: str  # its label in the results file
+    target: str  # what the command was given: ``[revision:]path:function``
+    revision: str  # the git revision it was read at ("" for the file as it was on disk)
+    path: str  # the file, relative to the repository it was run in
+    sha256: str  # of that file's text
+    source: str  # the whole file's text
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a comparison's side file says beyond the figure's fields."""
+
+    file: str  # the side file this was read from
+    command: str
+    boundary: str
+    margin: float  # the equivalence verdict's margin, a fraction
+    args: str
+    versions: tuple[Version, ...]
+
+    def measured(self) -> tuple:
+        """What decides the numbers: two side files that agree on it describe one comparison."""
+        return (self.boundary, self.margin, self.args, tuple((v.variant, v.sha256) for v in self.versions))
 
 
 @dataclass(frozen=True)

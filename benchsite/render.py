@@ -17,8 +17,7 @@ from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
 from . import chart, fmt, metrics, outliers, stats
-from .comparisons import Recorded
-from .figures import Figure
+from .figures import Figure, Recorded
 from .html import render
 from .table import Table, distinct_texts
 from .urls import machine_slug
