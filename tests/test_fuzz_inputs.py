@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import archive, load, sessions
+from benchkit import archive
+from benchsite import load, sessions
 from benchsite.catalog import Catalog, Unavailable
 from benchsite.figures import all_figures
 from conftest import REFERENCE, REPO
