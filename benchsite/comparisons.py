@@ -41,6 +41,7 @@ from .load import ResultsError
 # format 1: the first (title, command, boundary, margin, args, ratio, versions)
 SIDE, FORMAT = SIDE_NAME, JSON_FORMAT
 CHAPTER = "time-your-own-code.md"  # the chapter that teaches the command
+CHAPTER_ANCHOR = "compare"  # its section on the command: where a comparison's "in its chapter" links
 BOUNDARIES = ("dispatch", "completed", "loop")  # what compare can time
 LABEL = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a version's label: a slug
 VERSION_KEYS = ("variant", "target", "revision", "path", "sha256", "source")

@@ -95,12 +95,16 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
     (a figure merged before its chapter is not an error, just not linkable yet)."""
     page = ctx.docs_dir / fig.chapter if ctx.docs_dir else None
     text = page.read_text(encoding="utf-8") if page and page.is_file() else ""
-    if not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
+    # A comparison is in no chapter: its chapter is the one that explains the command that made it.
+    anchor = fig.id if fig.compare is None else comparisons.CHAPTER_ANCHOR
+    if fig.compare is None and not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
+        return None
+    if not text:
         return None
     body, _ = meta.get_data(text)  # the title, not a comment in the front matter (as mkdocs splits it)
     title = re.search(r"^#\s+(.+)$", body, flags=re.M)
     name = title.group(1).strip() if title else fig.chapter
-    return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{fig.id})"
+    return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{anchor})"
 
 
 def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:

@@ -173,3 +173,19 @@ def test_a_chapter_that_embeds_a_comparison_shows_its_recorded_source(tmp_path, 
     code = page.split('class="bench-code"')[1]
     assert "--8&lt;--" in code and '--8<-- "' not in code  # the recorded text, not an include of a script
     assert "<code>examples/scale.py:scale_v1</code>" in code and "???+ example" not in code
+
+
+def test_a_comparisons_chapter_link_is_the_section_on_the_command(tmp_path, docs):
+    """A comparison is embedded in no chapter; "in its chapter" names the section that explains the
+    command that made it, and says no chapter while that page does not exist."""
+    from benchsite.pages import NO_CHAPTER, chapter_link
+
+    root = tmp_path / "results"
+    write_comparison(root)
+    cat = Catalog.build(root, {}, preferred="cpu-a")
+    fig = cat.figures[FIG]
+    ctx = Context(cat, "bench/x.md", lambda target: "/" + target, [].append, src_uri="bench/x.md", docs_dir=docs)
+    (docs / comparisons.CHAPTER).write_text("# Time your own code\n\n## Compare { #compare }\n")
+    assert chapter_link(fig, ctx) == "[Time your own code](../time-your-own-code.md#compare)"
+    (docs / comparisons.CHAPTER).unlink()
+    assert (chapter_link(fig, ctx) or NO_CHAPTER) == NO_CHAPTER
