@@ -35,7 +35,8 @@ from .table import Table
 PACKAGE = Path(__file__).resolve().parent
 # What draws a chart: the drawing code and its template, the axis formatting, the grouping into
 # panels, the template environment.
-CHART_CODE = ("chart.py", "templates/chart.html", "fmt.py", "html.py", "table.py", "render.py")
+CHART_CODE = ("chart.py", "templates/chart.html", "axes.py", "templates/axes.html", "fmt.py", "html.py", "table.py",
+              "render.py")
 DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # plus the figure's p_<group_by> columns
 # A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import fmt
+from . import axes
 from .html import render
 
 # Paul Tol's "muted" scheme (colour-blind safe) and a mid grey: ten run colours. Its three
@@ -29,7 +29,6 @@ PALETTE = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#4
 WIDTH = 320  # user units; a panel is 300-440 CSS px wide (~360 on a phone): 11 units read as >= 10 px
 FONT = 11  # ticks and variant names
 TITLE_FONT = 12
-CHAR = 0.6  # average glyph width per font-size unit, to size margins without a font
 PLOT_H = 180
 RIGHT = 10
 LOG_ABOVE = 10.0  # max/min across a figure's panels above which its time axis is logarithmic
@@ -72,44 +71,17 @@ class Axis:
         return (seconds - self.low) / (self.high - self.low)
 
 
-def _number(value: float) -> str:
-    return f"{round(value, 9):.4g}"
-
-
 def _linear_axis(high: float) -> Axis:
-    """From zero to a round top; every tick in the top tick's unit."""
-    high = high if high > 0 else 1e-9
-    raw = high / 4
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
-    top = math.ceil(high / step * (1 - 1e-9)) * step
-    scale, unit = fmt.time_unit(top)
-    ticks = tuple((i * step, f"{_number(i * step / scale)} {unit}") for i in range(round(top / step) + 1))
+    """From zero to a round top (``axes.nice_top``); every tick in the top tick's unit."""
+    top, step = axes.nice_top(high if high > 0 else 1e-9)
+    ticks = tuple((t, axes.time_tick(t, unit_of=top)) for t in axes.linear_ticks(top, step))
     return Axis(False, 0.0, top, ticks)
 
 
-def _log_candidates(low: float, high: float, mantissas: tuple[float, ...], every: int = 1) -> list[float]:
-    first, last = math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1
-    return [m * 10.0 ** e for e in range(first, last + 1) if (e - first) % every == 0 for m in mantissas]
-
-
 def _log_axis(low: float, high: float) -> Axis:
-    """1-2-5 ticks over up to two and a half decades, one a decade beyond, every other past seven;
-    a narrow panel widens to the 1-2-5 ticks around its data so it always has two."""
-    decades = math.log10(high / low)
-    pad = 10 ** (0.05 * max(decades, 0.2))
-    low, high = low / pad, high * pad
-    mantissas, every = ((1.0, 2.0, 5.0), 1) if decades <= 2.5 else ((1.0,), 2 if decades > 7 else 1)
-    ticks = [t for t in _log_candidates(low, high, mantissas, every) if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
-    if len(ticks) < 2:
-        fine = _log_candidates(low, high, (1.0, 2.0, 5.0))
-        low, high = max(t for t in fine if t <= low), min(t for t in fine if t >= high)
-        ticks = [t for t in fine if low <= t <= high]
-    labels = []
-    for t in ticks:
-        scale, unit = fmt.time_unit(t)
-        labels.append((t, f"{_number(t / scale)} {unit}"))
-    return Axis(True, low, high, tuple(labels))
+    """``axes.log_axis``'s domain and 1-2-5 ticks, each tick in its own unit."""
+    low, high, ticks = axes.log_axis(low, high)
+    return Axis(True, low, high, tuple((t, axes.time_tick(t)) for t in ticks))
 
 
 def axis(times: pd.Series, log: bool) -> Axis:
@@ -139,7 +111,7 @@ def dot_path(xs: np.ndarray, ys: np.ndarray) -> str:
 
 def _wrap(text: str, width: float, font: float) -> list[str]:
     """A panel title split at ", " into lines that fit ``width`` units."""
-    per_line = max(int(width / (CHAR * font)), 8)
+    per_line = max(axes.chars_fit(width, font), 8)
     lines: list[str] = []
     for part in text.split(", "):
         if lines and len(lines[-1]) + 2 + len(part) <= per_line:
@@ -182,9 +154,9 @@ class Frame:
 def frame(label: str, variants: list[str], ax: Axis, runs: int) -> Frame:
     lines = _wrap(label, WIDTH - 8, TITLE_FONT) if label else []
     top = 8 + len(lines) * (TITLE_FONT + 3) + (6 if lines else 2)
-    left = max(30 + max(len(t) for _, t in ax.ticks) * CHAR * FONT, 52)
+    left = max(30 + axes.text_width(max(len(t) for _, t in ax.ticks), FONT), 52)
     slot = (WIDTH - left - RIGHT) / max(len(variants), 1)
-    name_w = [len(v) * CHAR * FONT for v in variants] or [0.0]
+    name_w = [axes.text_width(v, FONT) for v in variants] or [0.0]
     rotate = max(name_w) > slot - 4
     if rotate:  # the first name, slanted leftwards, must stay inside the box
         left = max(left, name_w[0] * math.cos(math.radians(ROTATE)) - slot / 2 + 4)

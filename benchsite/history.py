@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from . import compare, fmt, metrics, render, stats, urls
+from . import axes, compare, fmt, metrics, render, stats, urls
 from .cachefile import cached
 from .figures import Figure
 from .html import render as template
@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
 LEFT, RIGHT, TOP, BOTTOM = 62, 12, 12, 40
 MAX_LABELS = 4  # session labels under the chart; past this, every k-th
-# The width of a character of a label under the chart, 13-unit text, with room to spare (DejaVu
-# Sans, among the widest, draws "2026-12-01 21:17" 103 units wide: 0.49 of the size a character),
-# so that labels are spaced and placed by their width.
-CHAR_W, LABEL_GAP = 0.55 * 13, 6
+FONT = 13  # templates/history_chart.html's font-size
+# The labels under the chart (a date and time, a jax version: digits mostly) are measured with the
+# kit's rule at a glyph of 0.55 of the size, not its default 0.6: DejaVu Sans, among the widest,
+# draws "2026-12-01 21:17" 103 units wide at 13 (0.49 a character), and the pages were laid out
+# with 0.55 (the default would space the labels of a three-session history every other one).
+LABEL_GLYPH, LABEL_GAP = 0.55, 6
 
 
 # --- paths ---------------------------------------------------------------------------------
@@ -70,19 +72,10 @@ def changes_page(machine: str) -> str:
 
 # --- the history chart ---------------------------------------------------------------------
 
-def _nice_top(high: float) -> tuple[float, float]:
-    """(top, step): a round top above ``high`` in four or five steps of 1, 2, 2.5 or 5."""
-    high = high if high > 0 else 1.0
-    raw = high / 4
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
-    return math.ceil(high / step * (1 - 1e-9)) * step, step
-
-
 def _tick(value: float, is_ratio: bool) -> str:
     if value == 0:
         return "0"
-    return f"{value:g}×" if is_ratio else fmt.time_one(value)
+    return f"{value:g}×" if is_ratio else axes.time_tick(value, figures=3)
 
 
 def _when(s: Session) -> str:
@@ -100,12 +93,14 @@ def chart(points: list[Session], link) -> Markup | None:
     if not shown:
         return None
     is_ratio = shown[-1][1].is_ratio
-    top, step = _nice_top(max(h.summary.high for _, h in shown))
+    high = max(h.summary.high for _, h in shown)
+    top, step = axes.nice_top(high if high > 0 else 1.0)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     y = lambda v: round(TOP + plot_h * (1 - v / top), 1)  # noqa: E731
     # Labels every k-th session, k such that neighbours do not run into each other, each kept
     # inside the chart (moved in from the edge by what it would lose there).
-    label_w = max(max(len(_when(s)), len(f"jax {s.values('jax_version')}")) for s, _ in shown) * CHAR_W
+    label_w = axes.text_width(max(max(len(_when(s)), len(f"jax {s.values('jax_version')}")) for s, _ in shown),
+                              FONT, LABEL_GLYPH)
     every = max(math.ceil(len(shown) / MAX_LABELS), math.ceil((label_w + LABEL_GAP) * len(shown) / plot_w))
     out = []
     for i, (s, h) in enumerate(shown):
@@ -115,9 +110,9 @@ def chart(points: list[Session], link) -> Markup | None:
                     "label_x": round(min(max(x, label_w / 2), WIDTH - label_w / 2), 1),
                     "date": _when(s), "jax": s.values("jax_version"),
                     "title": f"session {s.id}: {h.text} ({h.summary.runs} runs, jax {s.values('jax_version')})"})
-    ticks = [{"y": y(k * step), "text": _tick(k * step, is_ratio)} for k in range(round(top / step) + 1)]
+    ticks = [{"y": y(t), "text": _tick(t, is_ratio)} for t in axes.linear_ticks(top, step)]
     what = shown[-1][1].what
-    return template("history_chart.html", width=WIDTH, height=HEIGHT, left=LEFT, right=WIDTH - RIGHT,
+    return template("history_chart.html", width=WIDTH, height=HEIGHT, font=FONT, left=LEFT, right=WIDTH - RIGHT,
                     top=TOP, bottom=HEIGHT - BOTTOM, points=out, ticks=ticks, what=what,
                     line=" ".join(f"{'M' if i == 0 else 'L'}{p['x']} {p['y']}" for i, p in enumerate(out)))
 

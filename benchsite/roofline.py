@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
-from . import fmt, stats
+from . import axes, fmt, stats
 from .html import render
 from .metrics import SI_PREFIXES, si_range
 from .table import sort_key
@@ -272,13 +272,6 @@ LAYOUTS = (WIDE, NARROW)
 FONT = WIDE.font  # both layouts: the leader rule reads it
 
 
-def _decades(low: float, high: float) -> tuple[float, float]:
-    return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
-
-
-CHAR = 0.6  # average glyph width per font-size unit
-
-
 def _flops_label(value: float, short: bool = False) -> str:
     """A decade tick: ``10 GFLOP/s``, ``1 TFLOP/s``, ``100 MFLOP/s`` (``short``: ``10 G``)."""
     scale, prefix = next(((v, p) for v, p in SI_PREFIXES if value >= v), SI_PREFIXES[-1])
@@ -370,8 +363,8 @@ def roofline_svg(points: list[Placed], c: Ceilings, title: str) -> Markup:
     xs = [p.intensity for p in dots] + [peaks[d] / bw for d in dtypes]
     ys = [p.flop_rate.low for p in dots] + [p.flop_rate.high for p in dots] + list(peaks.values())
     ys += [v.flops for v in vendors.values() if v]
-    x_lo, x_hi = _decades(min(xs) / 2, max(xs) * 2)
-    y_lo, y_hi = _decades(min(ys) / 1.5, max(ys) * 1.5)
+    x_lo, x_hi = axes.decades(min(xs) / 2, max(xs) * 2)
+    y_lo, y_hi = axes.decades(min(ys) / 1.5, max(ys) * 1.5)
 
     # The measured bandwidth is one for every dtype: its slanted roof is drawn once, in the ink
     # colour, and each dtype's compute roof is a flat line from its ridge point.
@@ -436,7 +429,7 @@ def _drawing(lay: Layout, dots: list[Placed], texts: list[str], dtypes: list[str
         placed_labels: list[Box] = []
         leaders: list[Box] = []
         found = {i: _place_label(x_of(dots[i].intensity), y_of(dots[i].flop_rate.median),
-                                 len(texts[i]) * CHAR * lay.font, taken, placed_labels, dot_boxes, leaders, lay)
+                                 axes.text_width(texts[i], lay.font), taken, placed_labels, dot_boxes, leaders, lay)
                  for i in order}
         return sum(f[-1] for f in found.values()), found
 
@@ -457,8 +450,7 @@ def _drawing(lay: Layout, dots: list[Placed], texts: list[str], dtypes: list[str
                       "leader": leader and f"M{x:.1f} {y:.1f}L{leader[0]:.1f} {leader[1]:.1f}",
                       "tip": f"{p.label} ({p.dtype}): {fmt.sig(p.intensity)} FLOP per byte, "
                              f"{si_range(s, 'FLOP/s')}"})
-    x_ticks = [10.0 ** e for e in range(round(math.log10(x_lo)), round(math.log10(x_hi)) + 1)]
-    y_ticks = [10.0 ** e for e in range(round(math.log10(y_lo)), round(math.log10(y_hi)) + 1)]
+    x_ticks, y_ticks = axes.log_ticks(x_lo, x_hi), axes.log_ticks(y_lo, y_hi)  # every decade
     return {"name": lay.name, "width": lay.w, "height": lay.h, "left": left, "right": right, "top": top,
             "bottom": bottom, "lines": lines, "marks": marks,
             "x_ticks": [{"x": f"{x_of(t):.1f}", "text": f"{t:g}"} for t in x_ticks],

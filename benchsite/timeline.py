@@ -15,7 +15,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from . import fmt
+from . import axes, fmt
 from .html import render
 
 COLOURS = {  # kind -> fill; host parts in greys and blue, compiled-op scopes in colour
@@ -25,6 +25,10 @@ COLOURS = {  # kind -> fill; host parts in greys and blue, compiled-op scopes in
 }
 WIDTH, LEFT, RIGHT = 720, 92, 12  # px: drawing width, lane-label column, right margin
 LANE_H, TOP = 16, 22  # px per lane, header height of a panel
+FONT = 11  # templates/timeline_svg.html's font-size
+# The legend's kinds are spaced by the kit's text width at 7 units a character of 11-unit text (a
+# glyph of 7/11 of the size, not the kit's default 0.6): the legend was laid out so, and keeps its place.
+LEGEND_GLYPH = 7 / 11
 
 
 class TimelineError(ValueError):
@@ -70,7 +74,7 @@ def _panel(step: dict, y0: float) -> tuple[dict, float]:
     axis_y = y0 + TOP + LANE_H * len(lanes) + 12
     ticks = [{"x": f"{LEFT + frac * (WIDTH - LEFT - RIGHT):.1f}", "y": f"{axis_y}",
               "anchor": "start" if frac == 0 else "end" if frac == 1 else "middle",
-              "text": fmt.time_one(frac * span * 1e-6) if frac else "0"} for frac in (0.0, 0.25, 0.5, 0.75, 1.0)]
+              "text": axes.time_tick(frac * span * 1e-6, figures=3) if frac else "0"} for frac in axes.fractions(4)]
     return {"mode": str(step["mode"]), "head_y": f"{y0 + 14}", "gap": gap, "shade": shade, "lanes": rows,
             "events": events, "ticks": ticks}, height
 
@@ -87,10 +91,10 @@ def svg(steps: list[dict], title: str = "") -> str:
                    key=lambda k: (order.index(k) if k in order else len(order), k))
     legend, lx = [], 0.0
     for kind in kinds:
-        legend.append({"x": f"{lx}", "text_x": f"{lx + 14}", "fill": COLOURS.get(kind, COLOURS["other"]),
-                       "kind": kind})
-        lx += 18 + 7 * len(kind) + 12
-    return str(render("timeline_svg.html", width=WIDTH, height=f"{y + 18:.0f}", title=title, left=LEFT,
+        legend.append({"x": f"{round(lx, 1)}", "text_x": f"{round(lx + 14, 1)}",
+                       "fill": COLOURS.get(kind, COLOURS["other"]), "kind": kind})
+        lx += 18 + axes.text_width(kind, FONT, LEGEND_GLYPH) + 12
+    return str(render("timeline_svg.html", width=WIDTH, font=FONT, height=f"{y + 18:.0f}", title=title, left=LEFT,
                       right=WIDTH - RIGHT, panels=panels, legend=legend, legend_y=f"{y + 2}",
                       legend_text_y=f"{y + 11}"))
 

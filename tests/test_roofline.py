@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from benchsite import roofline
+from benchsite import axes, roofline
 
 
 def test_every_vendor_row_names_its_source():
@@ -224,6 +224,6 @@ def test_the_chart_is_drawn_wide_for_a_desktop_and_narrow_for_a_phone():
     assert "FLOP/s</text>" in wide and re.search(r">1 G</text>", narrow) and "GFLOP/s</text>" not in narrow
     for svg, lay in ((wide, roofline.WIDE), (narrow, roofline.NARROW)):
         for tx, anchor, text in re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="(start|end)">([^<]+)<', svg):
-            width = len(text) * roofline.CHAR * lay.font
+            width = axes.text_width(text, lay.font)
             left = float(tx) if anchor == "start" else float(tx) - width
             assert lay.left < left and left + width < lay.w - lay.right, (lay.name, text)
