@@ -157,7 +157,7 @@ def history_html(fig: Figure, machine: str, ctx: Context) -> str:
     heads = [s.table.headline for s in hist.sessions if s.table.headline]
     return str(template("history.html", where=f"{fig.id} on {machine}", chart=chart(list(hist.sessions), ctx.link),
                         what=heads[-1].what if heads else "",
-                        sessions=len(hist.sessions), steps=steps, errors=[
+                        sessions=len(hist.sessions), steps=steps, compared=fig.compare is not None, errors=[
                             render.error_box(fig.id, m) for m in hist.errors.values()]))
 
 

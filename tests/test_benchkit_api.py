@@ -128,6 +128,33 @@ def test_bench_refuses_bad_names_labels_and_boundaries():
         Bench("empty", argv=[]).run()
 
 
+def test_bench_refuses_zero_runs_a_bad_margin_and_bad_sample_counts_before_running():
+    with pytest.raises(BenchError, match="runs must be at least 1, not 0"):
+        Bench("ok", argv=["--runs", "0"])
+    with pytest.raises(BenchError, match="margin"):
+        Bench("ok", margin=10, argv=[])
+    with pytest.raises(BenchError, match="min_samples"):
+        Bench("ok", min_samples=0, argv=[])
+
+
+def test_an_uncaught_mistake_ends_the_script_with_its_message_and_no_traceback(tmp_path):
+    (tmp_path / "bad.py").write_text("from benchkit import Bench\nBench('Bad-Name')\n")
+    done = run([PY, "bad.py"], tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith("benchkit: Bench name 'Bad-Name'")
+    assert "Traceback" not in done.stderr and not (tmp_path / "results").exists()
+
+
+def test_the_block_says_when_the_work_tree_had_uncommitted_changes():
+    dirty = [{**row, "git_dirty": "true"} for row in rows({"a": [1.0] * 5})]
+    assert "with uncommitted changes" in Report.from_rows(dirty, Path("x.csv")).markdown()
+    assert "with uncommitted changes" not in Report.from_rows(rows({"a": [1.0] * 5}), Path("x.csv")).markdown()
+
+
+def test_an_equivalence_too_few_runs_cannot_decide_says_why():
+    text = Report.from_rows(rows({"a": [1.0, 1.0], "b": [1.0, 1.0]}), Path("x.csv")).markdown()
+    assert "could not show the same within ±10 % (2 runs: too few" in text
+
+
 def test_benchs_own_options_come_from_the_command_line_and_leave_the_scripts():
     bench = Bench("ok", runs=6, argv=["--runs", "2", "--mine", "7", "--results", "/tmp/r"])
     assert bench.runs == 2 and bench.results == Path("/tmp/r") and bench.script_args == ["--mine", "7"]
@@ -227,7 +254,7 @@ def test_compare_takes_a_version_from_a_git_revision(ops):
     ("ops.py:other", "`b` returns different values from `a`"),
     ("ops.py:bad_shape", "`b` fails for these arguments (while being traced): TypeError"),
     ("ops.py:fails", "`b` fails for these arguments (while being traced): ValueError: this version is broken"),
-    ("ops.py:missing", "has no function missing"),
+    ("ops.py:missing", "the file defines no missing (it defines: once, twice, other, bad_shape, fails)"),
     ("nosuch.py:once", "no such file nosuch.py"),
 ])
 def test_compare_refuses_with_a_message_and_writes_nothing(ops, new, said):

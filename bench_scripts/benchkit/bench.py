@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import archive, compiles, layout, provenance, report, runner
+from . import archive, compiles, layout, provenance, report, runner, verdicts
 from .figure import Config, Recorder, ReferenceMismatch, check_close
 from .results import read_rows, to_csv_text, write_atomic
 from .schema import figure_id_for
@@ -46,12 +46,25 @@ NAME_RE = re.compile(r"[a-z][a-z0-9_]*")  # a results file's stem: its figure id
 LABEL_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a function's label: the ``variant`` column
 TIMED_BOUNDARIES = ("completed", "dispatch", "loop")
 FIRST_CALL_SAMPLES = 8  # first calls per run: each one compiles a fresh function
+# Samples per function and run at least. The harness's own minimum is 5, sized for figures whose
+# budget buys many more; a millisecond call gets only a few dozen from the 50 ms budget, and on a
+# shared machine a slow stretch of a second can hold the median of fewer (the chapter's figure).
+MIN_SAMPLES = 30
 EXIT_USAGE, EXIT_MISMATCH, EXIT_FAILED = 2, 3, 4  # a worker's exit status, read by the parent
 
 
-class BenchError(RuntimeError):
-    """Something the user must fix, said in one message (no traceback): a function that
-    fails or does not compile, values that differ, a bad name, a run that failed."""
+class BenchError(SystemExit):
+    """Something the user must fix, said in one message: a function that fails or does not
+    compile, values that differ, a bad name or setting, a run that failed. Left uncaught it
+    ends the script as ``sys.exit("benchkit: ...")`` does: the message, exit status 1, no
+    traceback, nothing written. ``except BenchError`` catches it (it is not an ``Exception``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"benchkit: {message}")
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass
@@ -64,6 +77,7 @@ class _Cell:
     rtol: float = 1e-5
     atol: float = 1e-6
     samples: int = FIRST_CALL_SAMPLES
+    minimum: int | None = None  # samples per run at least (None: the harness's minimum)
 
 
 def describe(args: Sequence[Any]) -> tuple[str, str]:
@@ -100,16 +114,23 @@ class Bench:
     ``--runs N`` and ``--results DIR`` on the script's command line override them."""
 
     def __init__(self, name: str, *, runs: int = runner.DEFAULT_RUNS, results: Path | str | None = None,
-                 repo: Path | str | None = None, margin: float = 0.10, argv: Sequence[str] | None = None,
-                 quiet: bool = False) -> None:
+                 repo: Path | str | None = None, margin: float = 0.10, min_samples: int = MIN_SAMPLES,
+                 argv: Sequence[str] | None = None, quiet: bool = False) -> None:
         if not NAME_RE.fullmatch(name):
             raise BenchError(f"Bench name {name!r}: lower-case letters, digits and '_', starting with a letter "
                              "(it names the results file)")
         self.name = name
         self.opts, self.script_args = _options(sys.argv[1:] if argv is None else argv)
-        self.runs = self.opts.runs or runs
+        self.runs = runs if self.opts.runs is None else self.opts.runs
         if self.runs < 1:
             raise BenchError(f"runs must be at least 1, not {self.runs}")
+        try:
+            verdicts.check_margin(margin)
+        except ValueError as err:
+            raise BenchError(f"margin: {err}") from None
+        if isinstance(min_samples, bool) or not isinstance(min_samples, int) or min_samples < 1:
+            raise BenchError(f"min_samples must be a whole number of at least 1, not {min_samples!r}")
+        self.min_samples = min_samples
         self.results = Path(self.opts.results or results or layout.default_results())
         self.repo = Path(self.opts.repo or repo) if (self.opts.repo or repo) else None
         self.margin = margin
@@ -124,7 +145,7 @@ class Bench:
         if boundary not in TIMED_BOUNDARIES:
             raise BenchError(f"boundary {boundary!r}: one of {', '.join(TIMED_BOUNDARIES)} "
                              "(a first call: Bench.first_call)")
-        self._add(_Cell(label, fn, tuple(args), boundary, check, rtol, atol))
+        self._add(_Cell(label, fn, tuple(args), boundary, check, rtol, atol, minimum=self.min_samples))
         return self
 
     def first_call(self, label: str, make: Callable[[], Callable], *args: Any,
@@ -175,10 +196,16 @@ class Bench:
             print(err, file=sys.stderr)
             return EXIT_MISMATCH
         except Exception as err:  # the user's function failed: its error, without our frames
-            print(f"{type(err).__name__}: {err}", file=sys.stderr)
+            print(f"{type(err).__name__}: {first_line(err)}", file=sys.stderr)
             return EXIT_FAILED
         write_atomic(self.opts.out, to_csv_text(rows))
         return 0
+
+
+def first_line(err: BaseException) -> str:
+    """An error's message in one line (jax's runtime errors run to many): the first, marked when cut."""
+    lines = [line for line in str(err).splitlines() if line.strip()]
+    return (lines[0] + (" […]" if len(lines) > 1 else "")) if lines else type(err).__name__
 
 
 def _reference(cell: _Cell) -> Any:
@@ -233,7 +260,7 @@ def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argpars
                                warmup=sampler, **extra)
             else:
                 planned.collect(cell.label, cell.boundary, cell.fn, cell.args, dtype=dtype, shape=shape,
-                                loop_calls=10, **extra)
+                                loop_calls=10, minimum=cell.minimum, **extra)
     fields.update(meter.stop())
     return [{**fields, **row} for row in rec.rows]
 

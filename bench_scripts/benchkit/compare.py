@@ -32,7 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from . import layout, runner
-from .bench import LABEL_RE, NAME_RE, TIMED_BOUNDARIES, BenchError, _Cell, measure_cells, run_processes
+from .bench import (
+    LABEL_RE,
+    MIN_SAMPLES,
+    NAME_RE,
+    TIMED_BOUNDARIES,
+    BenchError,
+    _Cell,
+    first_line,
+    measure_cells,
+    run_processes,
+)
 from .report import Report
 from .results import read_rows, to_csv_text, write_atomic
 
@@ -79,9 +89,12 @@ def resolve(target: str, label: str, scratch: Path, repo: Path | None) -> Versio
         root = layout.find_repo() if repo is None else repo
         if root is None:
             raise BenchError(f"{target}: a revision needs a git repository (the current folder is in none)")
-        rel = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix() if not Path(path).is_absolute() \
-            else Path(path).resolve().relative_to(root.resolve()).as_posix()
+        file = (Path.cwd() / path).resolve()
+        if not file.is_relative_to(root.resolve()):
+            raise BenchError(f"{target}: {path} is not inside the git repository {root}")
+        rel = file.relative_to(root.resolve()).as_posix()
         source = _git(root, "show", f"{rev}:{rel}")
+        defined(source, function, target)
         commit = _git(root, "rev-parse", "--short=12", rev).strip()
         folder = scratch / f"{label}-{commit}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -95,6 +108,7 @@ def resolve(target: str, label: str, scratch: Path, repo: Path | None) -> Versio
         file = Path(where).resolve()
         if not file.is_file():
             raise BenchError(f"{target}: no such file {where}")
+        defined(file.read_text(encoding="utf-8"), function, target)
         root = repo or layout.find_repo(file.parent)
         shown = file.relative_to(root.resolve()).as_posix() if root and file.is_relative_to(root.resolve()) else where
         return Version(label, target, "", shown, function, file.read_text(encoding="utf-8"), file=file)
@@ -107,6 +121,23 @@ def resolve(target: str, label: str, scratch: Path, repo: Path | None) -> Versio
     origin = Path(spec.origin) if spec.origin and spec.origin.endswith(".py") else None
     source = origin.read_text(encoding="utf-8") if origin else ""
     return Version(label, target, "", where, function, source, module=where, origin=origin)
+
+
+def defined(source: str, function: str, target: str) -> None:
+    """Refuse at once (before any worker starts) a file that defines no top-level ``function``;
+    the message lists what it does define. A file that does not parse is left to the worker."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+    imported = [a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom | ast.Import) for a in n.names]
+    if function not in names + imported:
+        have = ", ".join(n for n in names if not n.startswith("_")) or "nothing"
+        raise BenchError(f"{target}: the file defines no {function} (it defines: {have})")
 
 
 def load(spec: str, label: str) -> Any:
@@ -155,15 +186,16 @@ def check_versions(fns: list[Any], labels: list[str], args: tuple, *, rtol: floa
             traced = fn.trace(*args)
         except Exception as err:
             raise BenchError(f"`{label}` fails for these arguments (while being traced): "
-                             f"{type(err).__name__}: {err}") from None
+                             f"{type(err).__name__}: {first_line(err)}") from None
         try:
             compiled = traced.lower().compile()
         except Exception as err:
-            raise BenchError(f"`{label}` does not compile for these arguments: {type(err).__name__}: {err}") from None
+            raise BenchError(f"`{label}` does not compile for these arguments: {type(err).__name__}: "
+                             f"{first_line(err)}") from None
         try:
             outs.append(jax.block_until_ready(compiled(*args)))
         except Exception as err:
-            raise BenchError(f"`{label}` failed when run: {type(err).__name__}: {err}") from None
+            raise BenchError(f"`{label}` failed when run: {type(err).__name__}: {first_line(err)}") from None
     if compare_values:
         first, tree = jax.tree_util.tree_flatten(outs[0])
         for out, label in zip(outs[1:], labels[1:]):
@@ -191,6 +223,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--boundary", default="completed", choices=TIMED_BOUNDARIES)
     p.add_argument("--runs", type=int, default=runner.DEFAULT_RUNS, help="worker processes (default %(default)s)")
     p.add_argument("--margin", type=float, default=0.10, help="equivalence margin (default 0.10: ±10 %%)")
+    p.add_argument("--min-samples", type=int, default=MIN_SAMPLES,
+                   help="samples per version and run, at least (default %(default)s)")
     p.add_argument("--names", default="a,b", help="the two versions' labels (default a,b)")
     p.add_argument("--name", default="", help="the results file's name (default compare_<functions>)")
     p.add_argument("--results", type=Path, help="results root (default: results/ at the top of this git work tree)")
@@ -231,7 +265,7 @@ def work(args: argparse.Namespace) -> int:
     fns = [load(spec, label) for spec, label in zip(args.load, labels)]
     call_args = example_args(args.args)
     check_versions(fns, labels, call_args, rtol=args.rtol, atol=args.atol, compare_values=not args.no_check)
-    cells = [_Cell(label, fn, call_args, args.boundary) for label, fn in zip(labels, fns)]
+    cells = [_Cell(label, fn, call_args, args.boundary, minimum=args.min_samples) for label, fn in zip(labels, fns)]
     rows = measure_cells(cells, args.script, args.name, args)
     for row in rows:  # the recorded script is the baseline's file as given (a revision's text is in the json)
         row["script_path"] = args.script_path
@@ -255,6 +289,8 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> int:
     labels = _labels(args.names)
     if args.runs < 1:
         raise BenchError(f"--runs must be at least 1, not {args.runs}")
+    if args.min_samples < 1:
+        raise BenchError(f"--min-samples must be at least 1, not {args.min_samples}")
     from . import verdicts
 
     try:

@@ -136,9 +136,10 @@ class Report:
             out += ["", f"| compared | ratio (median of per-run ratios) | per-run ratios (min–max) | "
                         f"paired verdict | equivalence ({margin}) |", "|---|---:|---:|---|---|"]
             for c in self.comparisons:
+                same = c.same.text if c.same.low == c.same.low else f"{c.same.text} ({c.same.reason})"
                 out.append(f"| `{c.variant}` / `{c.baseline}` | {c.ratio:.3g}× | {min(c.ratios):.3g}–"
-                           f"{max(c.ratios):.3g}× | {c.direction()} | {c.same.text} |")
-        dirty = " with uncommitted changes" if p["git_dirty"] == "True" else ""
+                           f"{max(c.ratios):.3g}× | {c.direction()} | {same} |")
+        dirty = " with uncommitted changes" if p["git_dirty"].lower() == "true" else ""
         commit = p["git_commit"][:12] if p["git_commit"] not in ("", "unknown") else "no git commit"
         device = p["device_kind"] if p["platform"] != "cpu" else p["cpu_model"]
         out += ["", f"jax {p['jax_version']} (jaxlib {p['jaxlib_version']}), numpy {p['numpy_version']}, "
