@@ -31,7 +31,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchkit import layout
-from benchkit.compare import JSON_FORMAT, SIDE_NAME
+from benchkit.bench import SIDE_FORMAT as JSON_FORMAT
+from benchkit.bench import SIDE_NAME
 from benchkit.schema import figure_id_for
 
 from .figures import Figure, Recorded, Version
@@ -42,6 +43,8 @@ from .load import ResultsError
 SIDE, FORMAT = SIDE_NAME, JSON_FORMAT
 CHAPTER = "time-your-own-code.md"  # the chapter that teaches the command
 CHAPTER_ANCHOR = "compare"  # its section on the command: where a comparison's "in its chapter" links
+# What writes a side file: the compare command, or a Bench script (whose functions are the versions).
+MADE_BY = ("benchkit compare", "benchkit Bench")
 BOUNDARIES = ("dispatch", "completed", "loop")  # what compare can time
 LABEL = re.compile(r"[a-z0-9][a-z0-9._-]*")  # a version's label: a slug
 VERSION_KEYS = ("variant", "target", "revision", "path", "sha256", "source")
@@ -88,8 +91,8 @@ def _text(data: dict, key: str, where: str) -> str:
 def _versions(data: dict, text: str, path: Path) -> tuple[Version, ...]:
     where = f"{path}:{_line(text, 'versions')}"
     found = data.get("versions")
-    if not isinstance(found, list) or len(found) < 2 or not all(isinstance(v, dict) for v in found):
-        raise ComparisonError(f"{where}: 'versions' must be a list of at least two objects")
+    if not isinstance(found, list) or not found or not all(isinstance(v, dict) for v in found):
+        raise ComparisonError(f"{where}: 'versions' must be a list of at least one object")
     versions = tuple(Version(**{k: _text(v, k, f"{where}: version {i}") for k in VERSION_KEYS})
                      for i, v in enumerate(found))
     labels = [v.variant for v in versions]
@@ -109,9 +112,13 @@ def _recorded(data: dict, text: str, path: Path) -> Recorded:
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 < margin < 1 or math.isnan(margin):
         raise ComparisonError(f"{path}:{_line(text, 'margin')}: margin must be a fraction between 0 and 1 "
                               f"(0.1 = ±10 %), not {margin!r}")
+    made_by = data.get("made_by", MADE_BY[0])
+    if made_by not in MADE_BY:
+        raise ComparisonError(f"{path}:{_line(text, 'made_by')}: made_by {made_by!r} is not one of "
+                              f"{', '.join(MADE_BY)}")
     return Recorded(str(path), _text(data, "command", f"{path}:{_line(text, 'command')}"), boundary,
                     float(margin), _text(data, "args", f"{path}:{_line(text, 'args')}"),
-                    _versions(data, text, path))
+                    _versions(data, text, path), made_by)
 
 
 def percent(margin: float) -> str:
@@ -119,14 +126,18 @@ def percent(margin: float) -> str:
     return f"{100 * margin:g} %"
 
 
-def caption(rec: Recorded, ratio: tuple[str, str]) -> str:
+def caption(rec: Recorded, ratio: tuple[str, str] | None) -> str:
     """What the figure says, from the recorded facts only (no number measured)."""
     by = {v.variant: v for v in rec.versions}
     named = "; ".join(f"{v.variant} is `{v.target}`" for v in rec.versions)
-    return (f"Made by `benchkit compare`: {named}, each called with `{rec.args}`, interleaved in every run "
-            f"(separate processes) and timed at the {rec.boundary} boundary. The ratio is {ratio[0]} / {ratio[1]} "
-            f"(`{by[ratio[0]].target}` over `{by[ratio[1]].target}`), judged run by run by the paired rule; "
-            f"\"the same\" is the equivalence rule's call at ±{percent(rec.margin)}. Command: `{rec.command}`")
+    args = f", each called with `{rec.args}`," if rec.args else ","
+    said = (f"Made by `{rec.made_by}`: {named}{args} interleaved in every run (separate processes) and timed at "
+            f"the {rec.boundary} boundary.")
+    if ratio is not None:
+        said += (f" The ratio is {ratio[0]} / {ratio[1]} (`{by[ratio[0]].target}` over `{by[ratio[1]].target}`), "
+                 f"judged run by run by the paired rule; \"the same\" is the equivalence rule's call at "
+                 f"±{percent(rec.margin)}.")
+    return f"{said} Command: `{rec.command}`"
 
 
 def read(path: Path, stem: str) -> Figure:
@@ -135,11 +146,12 @@ def read(path: Path, stem: str) -> Figure:
     title = _text(data, "title", f"{path}:{_line(text, 'title')}")
     rec = _recorded(data, text, path)
     variants = tuple(v.variant for v in rec.versions)
-    ratio = data.get("ratio")
-    if not (isinstance(ratio, list) and len(ratio) == 2 and all(r in variants for r in ratio) and ratio[0] != ratio[1]):
+    ratio = data.get("ratio")  # null: no pair to compare (a Bench session of one function)
+    if ratio is not None and not (isinstance(ratio, list) and len(ratio) == 2 and all(r in variants for r in ratio)
+                                  and ratio[0] != ratio[1]):
         raise ComparisonError(f"{path}:{_line(text, 'ratio')}: 'ratio' must name two of the versions' labels "
-                              f"({', '.join(variants)}), candidate first, not {ratio!r}")
-    pair = (str(ratio[0]), str(ratio[1]))
+                              f"({', '.join(variants)}), candidate first, or be null, not {ratio!r}")
+    pair = (str(ratio[0]), str(ratio[1])) if ratio is not None else None
     return Figure(id=figure_id_for(stem), stem=stem, script=path, title=title or stem, caption=caption(rec, pair),
                   chapter=CHAPTER, variants=variants, ratio=pair, code_sections=(), compare=rec)
 

@@ -46,6 +46,7 @@ class Recorded:
     margin: float  # the equivalence verdict's margin, a fraction
     args: str
     versions: tuple[Version, ...]
+    made_by: str = "benchkit compare"  # what wrote it: the command, or a Bench script ("benchkit Bench")
 
     def measured(self) -> tuple:
         """What decides the numbers: two side files that agree on it describe one comparison."""

@@ -157,7 +157,8 @@ def history_html(fig: Figure, machine: str, ctx: Context) -> str:
     heads = [s.table.headline for s in hist.sessions if s.table.headline]
     return str(template("history.html", where=f"{fig.id} on {machine}", chart=chart(list(hist.sessions), ctx.link),
                         what=heads[-1].what if heads else "",
-                        sessions=len(hist.sessions), steps=steps, compared=fig.compare is not None, errors=[
+                        sessions=len(hist.sessions), steps=steps, compared=fig.compare is not None,
+                        made_by=fig.compare.made_by if fig.compare is not None else "", errors=[
                             render.error_box(fig.id, m) for m in hist.errors.values()]))
 
 
@@ -230,7 +231,7 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"measured  {s.date} (UTC), session {s.id}",
         f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
         f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else "")
-        if fig.compare is None else "code      recorded by benchkit compare: " + ", ".join(
+        if fig.compare is None else f"code      recorded by {fig.compare.made_by}: " + ", ".join(
             f"{v.variant} = {v.target} sha256 {v.sha256[:12]}" for v in fig.compare.versions),
         f"data      {data_url} (every sample)" if data_url else
         f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
@@ -281,7 +282,7 @@ def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
                         spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=ctx.link(render.RULE_PATH),
                         rule_title=render.RULE_TITLE, provenance=_provenance(s), script=script,
                         script_rel=fig.script_rel,
-                        recorded=recorded))
+                        recorded=recorded, made_by=fig.compare.made_by if fig.compare is not None else ""))
 
 
 def session_marker(args: list[str], ctx: Context) -> str:

@@ -174,7 +174,7 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
     shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
     when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
-    state = ("recorded source ([benchkit compare](" + _rel(ctx, figure_src(fig.id)) + "#code))"
+    state = (f"recorded source ([{fig.compare.made_by}](" + _rel(ctx, figure_src(fig.id)) + "#code))"
              if fig.compare is not None else "**⚠ stale**" if found.stale else "current")
     return [shown, when, state]
 
@@ -227,7 +227,7 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
              else f"current; only its FIGURE caption was edited since, sha256 now {now[:12]} "
                   "(benchsite/caption_edits.csv)")
     if fig.compare is not None:  # not checked against bench_scripts/ (benchsite/comparisons.py)
-        state = render.RECORDED
+        state = render.recorded_state(fig.compare)
     download = ctx.link(layout.site_path(machine, fig.stem))
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
@@ -364,7 +364,7 @@ def recorded_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
         return ""
     sides = ", ".join(f"[{md(m)}]({_rel(ctx, layout.site_path(m, fig.stem, comparisons.SIDE))})" for m in machines
                       if comparisons.side_file(ctx.catalog.results, m, fig.stem).is_file())
-    return ("Made by `benchkit compare`, not by a figure script: the code that produced it is the source of each "
+    return (f"Made by `{fig.compare.made_by}`, not by a figure script: the code that produced it is the source of each "
             "version as recorded when it ran, so these results are neither stale nor current against this "
             f"site's `bench_scripts/`. What it recorded: `{fig.stem}.{comparisons.SIDE}`"
             + (f" ({sides})" if sides else "") + ".\n")
@@ -406,7 +406,7 @@ def _recorded_code(fig: Figure, ctx: Context) -> str:
                 "source cannot be shown (the error above names it).\n")
     html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
     return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
-            f"`benchkit compare` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
+            f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
 
 
 def figure_page(fig: Figure, ctx: Context) -> str:
@@ -452,8 +452,9 @@ def _code_link(fig: Figure, ctx: Context) -> str:
     """A machine page's code section: a link to the figure page, which shows the script once for
     all its machines (the same code on each of a hundred pages would be most of the site's size)."""
     if fig.compare is not None:
-        return ("## The code that produced it { #code }\n\nThe source of each version as `benchkit compare` recorded "
-                f"it: [shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code).\n")
+        return ("## The code that produced it { #code }\n\nThe source of each version as "
+                f"`{fig.compare.made_by}` recorded it: [shown on the figure's page]"
+                f"({_rel(ctx, figure_src(fig.id))}#code).\n")
     return (f"## The code that produced it {{ #code }}\n\n`{fig.script_rel}`, the same for every machine: "
             f"[shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code). The script's sha256 "
             "when it ran is in the provenance above.\n")

@@ -156,8 +156,9 @@ PROVENANCE_FIELDS = (
 
 
 # A comparison's code is the source it recorded (benchsite/comparisons.py), not a script of this checkout.
-RECORDED = ("made by benchkit compare: its code is the recorded source of each version, "
-            "not checked against bench_scripts/")
+def recorded_state(rec) -> str:
+    """What a comparison's "code today" says: who made it, and that its code is what it recorded."""
+    return f"made by {rec.made_by}: its code is the recorded source of each version, not checked against bench_scripts/"
 
 
 def _provenance(tab: Table) -> list[tuple[str, str]]:
@@ -165,7 +166,7 @@ def _provenance(tab: Table) -> list[tuple[str, str]]:
     rows = [(label, _by_run(frame, col) if col in PER_RUN_FIELDS else _distinct(frame, col))
             for col, label in PROVENANCE_FIELDS]
     rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {len(frame)} samples in all"))
-    rows.append(("code today", RECORDED if tab.fig.compare is not None else
+    rows.append(("code today", recorded_state(tab.fig.compare) if tab.fig.compare is not None else
                  f"STALE: {tab.stale}" if tab.stale else "current"))
     return rows
 

@@ -189,6 +189,28 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
     assert "#### benchkit: `tanh_sum`" in done.stdout and "| `tanh` |" in done.stdout
     assert "run 2 of 2" in done.stderr  # progress while it runs
     assert "fork" not in done.stderr  # no Python runs in a forked copy of a process with jax's threads
+    assert not csv.with_name("tanh_sum.compare.json").exists() and "no side file" in done.stderr  # first calls
+
+
+def test_a_bench_at_one_boundary_writes_the_side_file_a_site_reads(tmp_path):
+    from benchsite import comparisons
+
+    (tmp_path / "two.py").write_text(textwrap.dedent("""\
+        import jax, jax.numpy as jnp
+        from benchkit import Bench
+        bench = Bench("two_sums", min_samples=3)
+        bench.time("sum", jax.jit(jnp.sum), jnp.ones(1000))
+        bench.time("mean", jax.jit(jnp.mean), jnp.ones(1000))
+        bench.run()
+        """))
+    done = run([PY, "two.py", "--runs", "1", "--results", "out"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    (side,) = (tmp_path / "out").glob("*/two_sums.compare.json")
+    record = json.loads(side.read_text())
+    assert record["made_by"] == "benchkit Bench" and record["ratio"] == ["mean", "sum"]
+    assert [v["target"] for v in record["versions"]] == ["two.py:sum", "two.py:mean"]
+    fig = comparisons.read(side, "two_sums")
+    assert fig.variants == ("sum", "mean") and fig.ratio == ("mean", "sum") and "`benchkit Bench`" in fig.caption
 
 
 OPS = textwrap.dedent("""\

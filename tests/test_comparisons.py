@@ -189,3 +189,16 @@ def test_a_comparisons_chapter_link_is_the_section_on_the_command(tmp_path, docs
     assert chapter_link(fig, ctx) == "[Time your own code](../time-your-own-code.md#compare)"
     (docs / comparisons.CHAPTER).unlink()
     assert (chapter_link(fig, ctx) or NO_CHAPTER) == NO_CHAPTER
+
+
+def test_a_bench_sessions_side_file_of_one_function_has_no_ratio(tmp_path):
+    one = side(made_by="benchkit Bench", ratio=None, args="", command="python mine.py",
+               versions=[side()["versions"][0]])
+    path = tmp_path / "one.compare.json"
+    path.write_text(json.dumps(one))
+    fig = comparisons.read(path, "one")
+    assert fig.ratio is None and fig.variants == ("a",) and fig.compare.made_by == "benchkit Bench"
+    assert fig.caption.startswith("Made by `benchkit Bench`: a is `examples/scale.py:scale_v1`, interleaved")
+    path.write_text(json.dumps({**one, "made_by": "someone"}))
+    with pytest.raises(comparisons.ComparisonError, match=r"one.compare.json:\d+: made_by 'someone'"):
+        comparisons.read(path, "one")

@@ -26,7 +26,10 @@ call, split into the ahead-of-time stages trace, lower, compile and first execut
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -181,12 +184,39 @@ class Bench:
                     "--seed", str(seed), "--session", session, "--out", str(out)] + (
                         ["--repo", str(self.repo)] if self.repo else [])
         path = run_processes(self.name, command, self.runs, self.results, quiet=self.quiet)
+        self._record(path, script)
         labels = [c.label for c in self.cells]  # listed as added; the first timed one is the baseline
         first = next((c.label for c in self.cells if c.boundary != "first-call"), None)
         found = report.Report.from_rows(read_rows(path), path, margin=self.margin, order=labels, baseline=first)
         if not self.quiet:
             print(found.markdown())
         return found
+
+    def _record(self, path: Path, script: Path) -> None:
+        """The side file beside the results (``<name>.compare.json``, the compare command's format)
+        that lets a site show them as a figure whose code is this script: written when every
+        function was timed at one boundary (a first call's stage rows and mixed boundaries do not
+        fit one table); otherwise any older one is removed and the user is told."""
+        side = side_file(path)
+        timed = {c.boundary for c in self.cells}
+        if len(timed) != 1 or "first-call" in timed:
+            side.unlink(missing_ok=True)
+            if not self.quiet:
+                print(f"{path}: no side file (first calls or more than one boundary), so a site build lists it "
+                      "as results without a script; keep it outside a site's results/ folder", file=sys.stderr)
+            return
+        repo = self.repo or layout.find_repo(script.parent)
+        shown = script.relative_to(repo.resolve()).as_posix() if repo and script.is_relative_to(repo.resolve()) \
+            else script.name
+        source = script.read_text(encoding="utf-8")
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        labels = [c.label for c in self.cells]
+        write_side(side, {
+            "format": SIDE_FORMAT, "made_by": "benchkit Bench", "title": f"{self.name}: {', '.join(labels)}",
+            "command": shlex.join(["python", shown, *self.script_args]), "boundary": timed.pop(),
+            "margin": self.margin, "args": "", "ratio": [labels[1], labels[0]] if len(labels) > 1 else None,
+            "versions": [{"variant": label, "target": f"{shown}:{label}", "revision": "", "path": shown,
+                          "sha256": digest, "source": source} for label in labels]})
 
     def _work(self) -> int:
         """One worker process: check, measure every cell interleaved, write the rows."""
@@ -266,6 +296,17 @@ def measure_cells(cells: Sequence[_Cell], script: Path, name: str, opts: argpars
 
 
 Command = Callable[[int, Path, int, str], list[str]]
+SIDE_NAME = "compare.json"  # results/<machine>/<name>.compare.json: what made the results, and its code
+SIDE_FORMAT = 1
+
+
+def side_file(results_file: Path) -> Path:
+    """``<name>.compare.json`` beside ``<name>.csv``."""
+    return results_file.with_name(f"{results_file.stem}.{SIDE_NAME}")
+
+
+def write_side(path: Path, record: dict) -> None:
+    write_atomic(path, json.dumps(record, indent=1) + "\n")
 
 
 def _run_worker(cmd: list[str]) -> tuple[int, str]:

@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import importlib
 import importlib.util
-import json
 import re
 import shlex
 import subprocess
@@ -36,18 +35,20 @@ from .bench import (
     LABEL_RE,
     MIN_SAMPLES,
     NAME_RE,
+    SIDE_FORMAT,
     TIMED_BOUNDARIES,
     BenchError,
     _Cell,
     first_line,
     measure_cells,
     run_processes,
+    side_file,
+    write_side,
 )
 from .report import Report
 from .results import read_rows, to_csv_text, write_atomic
 
-JSON_FORMAT = 1
-SIDE_NAME = "compare.json"  # results/<machine>/<name>.compare.json
+JSON_FORMAT = SIDE_FORMAT
 EXIT_ERROR = 2
 
 
@@ -324,15 +325,16 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"benchkit compare: `{labels[0]}` = {args.old}, `{labels[1]}` = {args.new}; "
                   f"{args.runs} runs at the {args.boundary} boundary", file=sys.stderr)
         path = run_processes(name, command, args.runs, results, quiet=args.quiet)
-    side = path.with_name(f"{name}.{SIDE_NAME}")
+    side = side_file(path)
     ratio = [labels[1], labels[0]]
-    record = {"format": JSON_FORMAT, "title": f"{versions[1].target} against {versions[0].target}",
+    record = {"format": JSON_FORMAT, "made_by": "benchkit compare",
+              "title": f"{versions[1].target} against {versions[0].target}",
               "command": "python -m benchkit compare " + shlex.join(argv), "boundary": args.boundary,
               "margin": args.margin, "args": args.args, "ratio": ratio,
               "versions": [{"variant": v.label, "target": v.target, "revision": v.revision, "path": v.path,
                             "sha256": hashlib.sha256(v.source.encode()).hexdigest(), "source": v.source}
                            for v in versions]}
-    write_atomic(side, json.dumps(record, indent=1) + "\n")
+    write_side(side, record)
     found = Report.from_rows(read_rows(path), path, margin=args.margin, baseline=labels[0], order=labels)
     print(found.markdown())
     print(f"\nwrote {path} and {side}", file=sys.stderr)
