@@ -82,6 +82,16 @@ def test_the_report_refuses_a_margin_outside_zero_and_one():
 
 # --- a worker's measuring, with a clock the functions advance ---------------------------------
 
+@pytest.fixture(autouse=True)
+def jax_cache_setting_restored():
+    """measure_cells switches this process's persistent compilation cache off, as a worker does;
+    the tests that run it in-process put the setting back for the tests after them."""
+    import jax
+
+    before = jax.config.jax_enable_compilation_cache
+    yield
+    jax.config.update("jax_enable_compilation_cache", before)
+
 def test_measure_cells_times_what_the_fake_clock_says(tmp_path):
     now = [0.0]
 
