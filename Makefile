@@ -22,7 +22,7 @@ NEED_PY := import sys; sys.exit(sys.version_info < (3, 12))
 BASE_PYTHON ?= $(shell for p in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3; do \
   "$$p" -c '$(NEED_PY)' 2>/dev/null && { echo "$$p"; break; }; done)
 
-.PHONY: help venv wheel bench bench-smoke lesson site publish claims compare carryover serve test lint clean
+.PHONY: help venv wheel bench bench-smoke lesson site publish claims compare carryover serve test test-fast lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -109,8 +109,13 @@ carryover: $(STAMP) ## Carry-over between a figure's cells: make carryover MACHI
 serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
-test: $(STAMP) ## Run the tests
+# Two tiers (CONTRIBUTING.md): test-fast leaves out the tests marked slow (site builds, Chromium,
+# figure scripts and other programs, the wheel); test runs both.
+test: $(STAMP) ## Run every test, both tiers (about 5 minutes on 2 cores)
 	$(PY) -m pytest -q
+
+test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about a minute; run it on every change)
+	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check .

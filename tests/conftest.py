@@ -1,6 +1,7 @@
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,12 +26,10 @@ def load_hook(name: str, monkeypatch) -> object:
     return module
 
 
-def build_site(out: Path, results: Path | None = None, strict: bool = True,
-               extra_env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """``mkdocs build`` into ``out``, optionally from another results folder (``args``: more options)."""
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **(extra_env or {}))
-    for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT", "BENCH_CLAIMS"):
-        if var not in (extra_env or {}):
+def _mkdocs(out: Path, results: Path | None, strict: bool, extra_env: dict, args: tuple[str, ...]):
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **extra_env)
+    for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT", "BENCH_CLAIMS", "BENCH_CACHE", "BENCH_JOBS"):
+        if var not in extra_env:
             env.pop(var, None)
     if results is not None:
         env["BENCH_RESULTS"] = str(results)
@@ -39,10 +38,110 @@ def build_site(out: Path, results: Path | None = None, strict: bool = True,
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
 
 
+# One build cache for the whole session, in its temporary folder (the repository's .cache/bench is
+# left alone): the committed site is built into it first, cold and on two workers, and every later
+# build that names no cache of its own reads it warm. Its entries are keyed by what made them, so
+# one cache serves builds of different results folders (tests/test_warm_build.py checks that).
+_session: dict = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_folder(tmp_path_factory):
+    _session["tmp"] = tmp_path_factory  # nothing is built until a test asks
+
+
+def committed_build() -> tuple[Path, subprocess.CompletedProcess, Path]:
+    """(site, its mkdocs run, its cache): the committed results built strict, as `make site` builds
+    them, cold on two workers; once a session, by the first test that builds anything."""
+    if "committed" not in _session:
+        root = _session["tmp"].mktemp("committed")
+        env = {"BENCH_CACHE": str(root / "cache"), "BENCH_JOBS": "2"}
+        _session["committed"] = (root / "site", _mkdocs(root / "site", None, True, env, ()), root / "cache")
+    return _session["committed"]
+
+
+def build_site(out: Path, results: Path | None = None, strict: bool = True,
+               extra_env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``mkdocs build`` into ``out``, optionally from another results folder (``args``: more options),
+    with the session's build cache unless ``extra_env`` names one (``BENCH_CACHE``)."""
+    extra_env = dict(extra_env or {})
+    if "BENCH_CACHE" not in extra_env:
+        extra_env["BENCH_CACHE"] = str(committed_build()[2])
+    return _mkdocs(out, results, strict, extra_env, args)
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """The site as `make site` builds it from the committed results."""
-    out = tmp_path_factory.mktemp("site")
-    proc = build_site(out)
+def built_site():
+    """The site as `make site` builds it from the committed results (read it, never write it)."""
+    out, proc, _ = committed_build()
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="session")
+def built_site_log(built_site) -> str:
+    """What the build of ``built_site`` logged (cold, two workers)."""
+    return committed_build()[1].stderr
+
+
+# --- the two tiers -------------------------------------------------------------------------------
+# `make test-fast` (-m "not slow") runs the model and the views in about a minute; `make test` runs
+# everything. A test that builds a site, starts Chromium, runs a figure script or any other program
+# is marked slow (pytest.mark.slow). The check below keeps the fast tier fast: a program started
+# while a test not marked slow runs (its fixtures included) fails that test. git is cheap enough
+# (milliseconds) for the fast tier; forked workers (benchsite/parallel.py) start no program.
+
+# git answers in milliseconds; jupytext asks pandoc for its version when it is first imported, and
+# platform.processor() asks uname.
+CHEAP = {"git", "pandoc", "uname"}
+_running: list = []  # the test whose setup, call or teardown runs now (fixtures included)
+
+
+def _within(item):
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _within(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _within(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _within(item))
+
+
+def _program(args) -> str:
+    if isinstance(args, (str, bytes)):
+        first = shlex.split(os.fsdecode(args))[0]
+    else:
+        first = args if isinstance(args, os.PathLike) else list(args)[0]
+    return Path(os.fsdecode(first)).name
+
+
+class _Guarded(subprocess.Popen):
+    def __init__(self, args, *rest, **kwargs):
+        item = _running[-1] if _running else None
+        if item is not None and item.get_closest_marker("slow") is None and _program(args) not in CHEAP:
+            pytest.fail(f"{item.nodeid} starts a program ({_program(args)}) but is not marked slow: add "
+                        "@pytest.mark.slow (or pytestmark = pytest.mark.slow for the module), so that "
+                        "make test-fast stays fast", pytrace=False)
+        super().__init__(args, *rest, **kwargs)
+
+
+def pytest_configure(config):
+    config._unguarded_popen = subprocess.Popen
+    subprocess.Popen = _Guarded
+
+
+def pytest_unconfigure(config):
+    subprocess.Popen = getattr(config, "_unguarded_popen", subprocess.Popen)

@@ -13,6 +13,7 @@ def rows(tmp_path_factory):
     return run_worker(SCRIPT, tmp_path_factory.mktemp("aa"))
 
 
+@pytest.mark.slow
 def test_every_pair_has_both_copies_with_the_same_columns(rows):
     cells = {}
     for r in rows:
@@ -24,6 +25,7 @@ def test_every_pair_has_both_copies_with_the_same_columns(rows):
         assert by_variant["A"] == by_variant["B"], pair  # nothing but the name tells them apart
 
 
+@pytest.mark.slow
 def test_samples_are_completed_warm_and_checked(rows):
     assert {r["boundary"] for r in rows} == {"completed"}
     assert all(r["compiles"] == "0" for r in rows)  # both copies compiled before the clock

@@ -132,12 +132,14 @@ def bad_results(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_strict_build_stops_on_a_bad_file_naming_it(bad_results, tmp_path):
     proc = build_site(tmp_path / "site", bad_results, strict=True)
     assert proc.returncode != 0
     assert "cpu-damaged-2c/dispatch_vs_completion.csv:5: column 'time_s' is nan" in proc.stderr
 
 
+@pytest.mark.slow
 def test_lenient_build_shows_the_problem_instead_of_the_figure(bad_results, tmp_path):
     proc = build_site(tmp_path / "site", bad_results, strict=False)
     assert proc.returncode == 0, proc.stderr[-2000:]

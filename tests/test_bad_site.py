@@ -17,6 +17,8 @@ from benchkit.schema import figure_id_for
 from benchsite.figures import all_figures
 from conftest import REFERENCE, REPO, build_site
 
+pytestmark = pytest.mark.slow  # every test here reads a real mkdocs build
+
 
 def truncate(text: str) -> str:
     return text[: text.rindex("\n", 0, len(text) - 1) + 30]  # the last row cut short, no newline
@@ -66,8 +68,18 @@ def expected(stem: str) -> re.Pattern:
     return re.compile(re.escape(f"{REFERENCE}/{stem}.csv") + DAMAGE[stem][1])
 
 
-def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(damaged, tmp_path):
-    proc = build_site(tmp_path / "site", damaged, strict=True)
+@pytest.fixture(scope="module")
+def strict_twice(damaged, tmp_path_factory):
+    """Two strict builds with one new cache: the first on a cold cache, which worker processes
+    fill before the build (benchsite/parallel.py) and say nothing; the second on that cache."""
+    tmp = tmp_path_factory.mktemp("strict")
+    cache = {"BENCH_CACHE": str(tmp / "cache"), "BENCH_JOBS": "2"}
+    procs = [build_site(tmp / f"site-{attempt}", damaged, strict=True, extra_env=cache) for attempt in (1, 2)]
+    return procs, tmp / "cache"
+
+
+def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(strict_twice):
+    proc = strict_twice[0][0]
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     for stem in DAMAGE:
@@ -131,15 +143,13 @@ def test_the_good_figures_still_render(lenient_site):
     assert "bench-error" not in figure and "<svg" in figure
 
 
-def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(damaged, tmp_path):
-    """Worker processes fill the build cache before the build (benchsite/parallel.py) and say
-    nothing; every problem must still be raised by the build itself, the second time too."""
-    cache = {"BENCH_CACHE": str(tmp_path / "cache"), "BENCH_JOBS": "2"}
-    for attempt in (1, 2):
-        proc = build_site(tmp_path / f"site-{attempt}", damaged, strict=True, extra_env=cache)
+def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(strict_twice):
+    """Every problem must still be raised by the build itself, the second time too."""
+    procs, cache = strict_twice
+    for attempt, proc in enumerate(procs, 1):
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
         for stem in DAMAGE:
             assert expected(stem).search(proc.stderr), (attempt, stem)
         for stem, (_, message) in COMPARISONS.items():
             assert re.search(message, proc.stderr), (attempt, stem)
-    assert list((tmp_path / "cache" / "warmed").iterdir())  # the workers did run
+    assert list((cache / "warmed").iterdir())  # the workers did run

@@ -12,7 +12,9 @@ import threading
 
 import pytest
 
-from conftest import REFERENCE, REPO
+from conftest import REFERENCE, REPO, committed_build
+
+pytestmark = pytest.mark.slow  # a copy of the repository built, through mkdocs and make, and Chromium
 
 FIG = "fig-dispatch-vs-completion"
 SCRIPT = "bench_scripts/dispatch_vs_completion.py"
@@ -48,7 +50,8 @@ def repo_copy(tmp_path_factory):
 
 
 def mkdocs(root, out, **env):
-    full = dict(os.environ, NO_MKDOCS_2_WARNING="1", BENCH_CACHE=str(root / ".cache"), **env)
+    """A strict build of the copy, with the session's build cache (tests/conftest.py)."""
+    full = dict(os.environ, NO_MKDOCS_2_WARNING="1", BENCH_CACHE=str(committed_build()[2]), **env)
     for key in ("BENCH_RESULTS", "BENCH_MACHINE", *(() if "BENCH_STRICT" in env else ("BENCH_STRICT",))):
         full.pop(key, None)
     return subprocess.run([str(root / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(out)],
@@ -59,7 +62,6 @@ def mkdocs(root, out, **env):
 def built(repo_copy):
     proc = mkdocs(repo_copy, repo_copy / "site")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (repo_copy / "build.log").write_text(proc.stderr)
     return repo_copy / "site"
 
 
@@ -87,11 +89,12 @@ def test_the_scaling_benchmarks_restored_build_starts_where_the_pages_workflow_d
     assert kept == ["frames", "gzip", "page"]
 
 
-def test_a_build_says_how_long_each_warming_step_took(built, repo_copy):
+def test_a_build_says_how_long_each_warming_step_took(built_site_log):
     """Each warming step logs its jobs and seconds (docs/.hooks/bench.py, _warm) in the form
-    tools/site_scaling.py reads to show where a build's time went."""
+    tools/site_scaling.py reads to show where a build's time went (read from the session's first
+    build: cold, on two workers)."""
     scaling = _scaling()
-    log = (repo_copy / "build.log").read_text()
+    log = built_site_log
     found = [(m["what"], int(m["ran"]), int(m["jobs"])) for m in scaling.WARMED.finditer(log)]
     assert [what for what, _, _ in found] == ["results files", "figure x machine pairs", "pages"]
     assert all(0 <= ran <= jobs and jobs > 0 for _, ran, jobs in found)
@@ -187,7 +190,7 @@ def test_make_site_strict_fails_naming_the_stale_figure(repo_copy, tmp_path):
     stamp = tmp_path / "installed"
     stamp.touch()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
-    env["BENCH_CACHE"] = str(repo_copy / ".cache")
+    env["BENCH_CACHE"] = str(committed_build()[2])
     proc = subprocess.run(["make", "--no-print-directory", "site", "STRICT=1", f"STAMP={stamp}"], cwd=repo_copy,
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode != 0

@@ -176,6 +176,7 @@ def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
     (tmp_path / "five.py").write_text(textwrap.dedent("""\
         import jax, jax.numpy as jnp
@@ -256,6 +257,7 @@ def compare(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return run([PY, "-m", "benchkit", "compare", *args, "--args", "jnp.ones(1000)", "--results", "out"], cwd)
 
 
+@pytest.mark.slow
 def test_compare_prints_a_verdict_block_and_writes_the_csv_and_its_record(ops):
     done = compare(ops, "ops.py:once", "ops.py:twice", "--runs", "2", "--no-check", "--names", "old,new")
     assert done.returncode == 0, done.stderr
@@ -270,6 +272,7 @@ def test_compare_prints_a_verdict_block_and_writes_the_csv_and_its_record(ops):
     assert set(read_rows(csv)[0]) >= {"run_wall_s", "other_load"}
 
 
+@pytest.mark.slow
 def test_compare_takes_a_version_from_a_git_revision(ops):
     subprocess.run(["git", "add", "ops.py"], cwd=ops, check=True)
     subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "add"], cwd=ops, check=True)
@@ -282,6 +285,7 @@ def test_compare_takes_a_version_from_a_git_revision(ops):
     assert new["revision"] == "" and "jnp.sin(jnp.sin(x))" not in new["source"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("new, said", [
     ("ops.py:other", "`b` returns different values from `a`"),
     ("ops.py:bad_shape", "`b` fails for these arguments (while being traced): TypeError"),
@@ -296,6 +300,7 @@ def test_compare_refuses_with_a_message_and_writes_nothing(ops, new, said):
     assert not list((ops / "out").glob("*/*")) if (ops / "out").exists() else True
 
 
+@pytest.mark.slow
 def test_compare_keeps_the_session_it_replaces_and_refuses_a_figure_scripts_name(ops):
     (ops / "bench_scripts").mkdir()
     (ops / "bench_scripts" / "taken.py").write_text("FIGURE = {}\n")

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # a wheel built and installed into a new venv
+
 DEPENDENCIES = ("jax", "jaxlib", "numpy", "numpy.libs", "scipy", "scipy.libs", "ml_dtypes", "opt_einsum")
 
 

@@ -67,6 +67,7 @@ def test_results_of_the_earlier_script_are_current_only_through_the_ledger(tmp_p
     assert "harness" in stale_reason(frame, CodeHash("ccc", "h2", aliases))
 
 
+@pytest.mark.slow
 def test_a_cite_block_says_when_the_script_changed_only_in_its_caption(built_site):
     from conftest import REFERENCE
 

@@ -131,6 +131,7 @@ def test_a_captions_inline_code_is_code_and_the_rest_is_escaped(tmp_path):
     assert claims.plain("waits on <code>block_until_ready</code> <!-- x -->") == "waits on block_until_ready …"
 
 
+@pytest.mark.slow
 def test_the_sharded_chapters_caption_shows_code_not_backticks(built_site):
     """In the chapter (claims checked) and on /bench's figure page (plain words) alike."""
     for page in ("timing-sharded-programs/index.html", "bench/fig-shard-block/index.html"):
@@ -205,11 +206,13 @@ def strict_build(mutated, tmp_path_factory):
     return build_site(tmp_path_factory.mktemp("site"), results=mutated)
 
 
-def test_the_committed_results_bear_out_every_claim(tmp_path):
-    proc = build_site(tmp_path / "site")
-    assert not [w for w in warnings(proc) if "claim" in w], proc.stderr[-3000:]
+@pytest.mark.slow
+def test_the_committed_results_bear_out_every_claim(built_site, built_site_log):
+    assert not [w for w in built_site_log.splitlines() if w.startswith("WARNING") and "claim" in w], \
+        built_site_log[-3000:]
 
 
+@pytest.mark.slow
 def test_a_false_claim_fails_strict_naming_page_line_claim_and_values(strict_build):
     assert strict_build.returncode != 0
     assert "Traceback" not in strict_build.stderr
@@ -225,12 +228,14 @@ def test_a_false_claim_fails_strict_naming_page_line_claim_and_values(strict_bui
         assert not [w for w in said if words in w]
 
 
+@pytest.mark.slow
 def test_a_false_caption_claim_names_the_script(strict_build):
     said = "\n".join(warnings(strict_build))
     for stem in ("dispatch_vs_completion", "dtype_cost", "pytree_block", "host_device_overlap"):
         assert re.search(rf"bench_scripts/{stem}\.py:\d+: FIGURE caption \(shown on docs/", said), stem
 
 
+@pytest.mark.slow
 def test_a_lenient_build_flags_the_false_sentence(mutated, tmp_path):
     out = tmp_path / "site"
     proc = build_site(out, results=mutated, strict=False)
@@ -308,6 +313,7 @@ def local_build(mutated, tmp_path_factory):
     return out, build_site(out, results=results, extra_env={"BENCH_MACHINE": ELSEWHERE})
 
 
+@pytest.mark.slow
 def test_a_claim_false_on_a_readers_machine_is_flagged_there_and_does_not_fail_the_build(local_build):
     out, proc = local_build
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -320,6 +326,7 @@ def test_a_claim_false_on_a_readers_machine_is_flagged_there_and_does_not_fail_t
     assert "contradicted by the data" not in page
 
 
+@pytest.mark.slow
 def test_each_chapter_says_whose_numbers_it_quotes(local_build, built_site):
     out, _ = local_build
     for site, machine, role in ((out, ELSEWHERE, "by <code>make bench</code> on this machine"),
@@ -333,6 +340,7 @@ def test_each_chapter_says_whose_numbers_it_quotes(local_build, built_site):
             assert re.search(r"sessions? <code>\d{8}T\d{6}Z-[0-9a-f]{4}</code>", banner.group(0)), banner.group(0)
 
 
+@pytest.mark.slow
 def test_bench_keeps_the_declared_reference_and_the_tabs_say_whose(local_build):
     out, _ = local_build
     page = (out / "bench" / "fig-dispatch-vs-completion" / "index.html").read_text(encoding="utf-8")
@@ -343,6 +351,7 @@ def test_bench_keeps_the_declared_reference_and_the_tabs_say_whose(local_build):
     assert labels[1].startswith(REFERENCE) and "reference" in labels[1], labels[:2]
 
 
+@pytest.mark.slow
 def test_the_page_for_after_make_bench_lists_what_did_not_hold(local_build, built_site):
     out, _ = local_build
     page = (out / "your-machine" / "index.html").read_text(encoding="utf-8")
@@ -355,6 +364,7 @@ def test_the_page_for_after_make_bench_lists_what_did_not_hold(local_build, buil
     assert "This build has no local run" in published and 'id="claims-here"' not in published
 
 
+@pytest.mark.slow
 def test_a_cite_block_of_a_readers_own_session_says_it_is_not_published(local_build):
     out, _ = local_build
     mine = (out / "bench" / "fig-dtype-cost" / ELSEWHERE / "index.html").read_text(encoding="utf-8")

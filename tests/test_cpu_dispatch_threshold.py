@@ -24,6 +24,7 @@ def _programs(rows):
     return by
 
 
+@pytest.mark.slow
 def test_every_program_has_all_six_columns_at_their_boundaries_warm_and_checked(rows):
     fig = figure_literal(SCRIPT)
     assert fig["variants"] == [*BOUNDARIES, *(f"inline-{b}" for b in BOUNDARIES)]
@@ -35,6 +36,7 @@ def test_every_program_has_all_six_columns_at_their_boundaries_warm_and_checked(
     assert all(float(r["max_rel_error"]) < 1e-5 for r in rows)
 
 
+@pytest.mark.slow
 def test_flops_are_the_compiled_programs_estimate_and_match_the_row_key(rows):
     expected = {"add": lambda n: n, "axpy": lambda n: 2 * n, "matmul": lambda n: 2 * n**3,
                 "transpose": lambda n: 0}
@@ -43,6 +45,7 @@ def test_flops_are_the_compiled_programs_estimate_and_match_the_row_key(rows):
         assert {r["p"]["flops"] for r in found} == {str(expected[op](n))}, (op, n)
 
 
+@pytest.mark.slow
 def test_the_programs_lie_on_both_sides_of_the_threshold_in_pairs_one_step_apart(rows):
     flops = {program: int(found[0]["flops"]) for program, found in _programs(rows).items()}
     for below, above in ((("add", 999), ("add", 1000)), (("matmul", 7), ("matmul", 8)),
@@ -52,6 +55,7 @@ def test_the_programs_lie_on_both_sides_of_the_threshold_in_pairs_one_step_apart
     assert flops[("transpose", 256)] == 0  # 65536 elements moved, and cheap by this count
 
 
+@pytest.mark.slow
 def test_inline_calls_and_cheap_calls_return_with_their_output_ready(rows):
     for r in rows:
         if r["variant"].startswith("inline-") or int(r["flops"]) < THRESHOLD:
@@ -60,6 +64,7 @@ def test_inline_calls_and_cheap_calls_return_with_their_output_ready(rows):
             assert r["detail"].startswith("output ready when the call returned: "), r["detail"]
 
 
+@pytest.mark.slow
 def test_each_client_was_measured_in_one_block_of_interleaved_cells(rows):
     """The two clients are not interleaved with each other: a new one replaces the old."""
     order = [r["variant"].startswith("inline-") for r in sorted(rows, key=lambda r: int(r["seq"]))]

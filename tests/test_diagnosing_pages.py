@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from conftest import REPO
 
 
@@ -9,12 +11,14 @@ def page(built_site, name: str) -> str:
     return (built_site / "diagnosing" / name / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_every_marker_expanded(built_site):
     for name in ("profiling", "dtypes-and-precision"):
         html = page(built_site, name)
         assert not re.search(r"bench:(value|figure|ranked|file)", html), name
 
 
+@pytest.mark.slow
 def test_profiling_page_shows_the_trace_summary_and_links_its_files(built_site):
     html = page(built_site, "profiling")
     assert 'id="fig-profile-top-ops"' in html
@@ -25,11 +29,13 @@ def test_profiling_page_shows_the_trace_summary_and_links_its_files(built_site):
         assert (built_site / "diagnosing" / "profiling" / link).resolve().is_file(), link
 
 
+@pytest.mark.slow
 def test_profiling_page_embeds_the_reader_code(built_site):
     html = page(built_site, "profiling")
     assert "read_trace" in html and "pprof_totals" in html and "train_step" in html
 
 
+@pytest.mark.slow
 def test_dtype_page_has_time_throughput_and_error_tables(built_site):
     html = page(built_site, "dtypes-and-precision")
     for fig in ("fig-dtype-cost", "fig-matmul-precision"):
@@ -38,6 +44,7 @@ def test_dtype_page_has_time_throughput_and_error_tables(built_site):
         assert label in html, label
 
 
+@pytest.mark.slow
 def test_every_side_file_is_downloadable(built_site):
     for side in (REPO / "results").glob("*/*.*"):
         served = side.name + (".gz" if side.suffix == ".csv" else "")  # results CSVs are served compressed

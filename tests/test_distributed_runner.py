@@ -114,6 +114,7 @@ def assert_nothing_left(tmp_path, results, name):
     assert not staging.exists() or not list(staging.iterdir())
 
 
+@pytest.mark.slow
 def test_a_multi_process_run_keeps_every_process_rows(tmp_path, capsys):
     bench = make_bench(tmp_path, "multi", MULTI.replace("TIMEOUT", "120"))
     results = tmp_path / "results"
@@ -126,6 +127,7 @@ def test_a_multi_process_run_keeps_every_process_rows(tmp_path, capsys):
     assert "2 runs ->" in capsys.readouterr().out  # runs, not processes
 
 
+@pytest.mark.slow
 def test_a_killed_worker_fails_the_run_cleanly(tmp_path, capsys):
     bench = make_bench(tmp_path, "multi", MULTI.replace("TIMEOUT", "120"))
     results = tmp_path / "results"
@@ -138,6 +140,7 @@ def test_a_killed_worker_fails_the_run_cleanly(tmp_path, capsys):
     assert_nothing_left(tmp_path, results, "multi")
 
 
+@pytest.mark.slow
 def test_a_hung_worker_is_killed_at_the_figure_time_limit(tmp_path, capsys):
     # The limit leaves room for two jax start-ups on a loaded 2-core machine before the hang.
     bench = make_bench(tmp_path, "multi", MULTI.replace("TIMEOUT", "15"))
@@ -149,6 +152,7 @@ def test_a_hung_worker_is_killed_at_the_figure_time_limit(tmp_path, capsys):
     assert_nothing_left(tmp_path, results, "multi")
 
 
+@pytest.mark.slow
 def test_a_figure_this_machine_cannot_run_is_skipped_not_failed(tmp_path, capsys):
     bench = make_bench(tmp_path, "needs_more", SINGLE_NEEDS_MORE)
     results = tmp_path / "results"
@@ -179,6 +183,7 @@ def test_the_chapter_multi_process_figures_declare_two_processes(stem):
     assert settings["processes"] == 2 and settings["timeout_s"] < runner.RUN_TIMEOUT_S
 
 
+@pytest.mark.slow
 def test_an_interrupted_multi_process_run_leaves_no_worker(tmp_path):
     """SIGTERM (as from `kill` or a CI timeout) while both workers run: the runner kills and reaps
     both, exits 130, and publishes nothing."""
@@ -203,6 +208,7 @@ def test_an_interrupted_multi_process_run_leaves_no_worker(tmp_path):
     assert_nothing_left(tmp_path, results, "multi")
 
 
+@pytest.mark.slow
 def test_a_multi_process_figure_that_needs_more_devices_is_skipped(tmp_path, capsys):
     text = MULTI.replace("TIMEOUT", "120").replace('"cpu_devices": 1,', '"cpu_devices": 1, "min_devices": 64,')
     bench = make_bench(tmp_path, "multi", text)

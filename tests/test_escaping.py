@@ -4,6 +4,8 @@ import csv
 import io
 import shutil
 
+import pytest
+
 from conftest import REFERENCE, REPO, build_site
 
 PAYLOADS = {
@@ -34,6 +36,7 @@ def poisoned_results(tmp_path):
     return path.parent.parent
 
 
+@pytest.mark.slow
 def test_no_payload_survives_as_markup(tmp_path):
     proc = build_site(tmp_path / "site", poisoned_results(tmp_path))
     assert proc.returncode == 0, proc.stderr[-2000:]

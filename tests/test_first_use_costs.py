@@ -19,11 +19,13 @@ def _part(rows, part, variant):
     return found
 
 
+@pytest.mark.slow
 def test_eager_first_use_compiles_and_the_second_call_does_not(rows):
     assert all(int(r["compiles"]) >= 1 for r in _part(rows, "eager-first-use", "cold"))
     assert all(r["compiles"] == "0" for r in _part(rows, "eager-first-use", "warm"))
 
 
+@pytest.mark.slow
 def test_the_cache_rows_record_their_own_cache_and_the_warm_call_hits_it(rows):
     for variant in ("cold", "warm"):
         for r in _part(rows, "mlp-first-call", variant):
@@ -32,12 +34,14 @@ def test_the_cache_rows_record_their_own_cache_and_the_warm_call_hits_it(rows):
     assert all(int(r["cache_hits"]) >= 1 for r in _part(rows, "mlp-first-call", "warm"))
 
 
+@pytest.mark.slow
 def test_every_other_row_ran_with_the_cache_off(rows):
     others = [r for r in rows if r["p"]["part"] != "mlp-first-call"]
     assert others and {r["compilation_cache"] for r in others} == {"off"}
     assert all(r["cache_hits"] == "0" for r in others)
 
 
+@pytest.mark.slow
 def test_timeit_variants_are_all_there(rows):
     assert {r["variant"] for r in rows if r["p"]["part"] == "timeit"} == {"timeit", "timeit-block", "harness"}
     assert {r["boundary"] for r in _part(rows, "timeit", "timeit")} == {"dispatch"}

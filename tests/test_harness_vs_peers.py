@@ -37,6 +37,7 @@ def _not_measured(rows) -> str:
     return note.split("; not measured: ", 1)[1]
 
 
+@pytest.mark.slow
 def test_every_workload_and_method_is_measured_or_marked_not_measured(rows):
     fig = _figure()
     not_measured = _not_measured(rows)
@@ -53,6 +54,7 @@ def test_every_workload_and_method_is_measured_or_marked_not_measured(rows):
                 assert f"{method} (" in not_measured, (quantity, op, n, method, not_measured)
 
 
+@pytest.mark.slow
 def test_times_are_positive_and_the_reference_check_ran(rows):
     assert rows
     for r in rows:
@@ -61,6 +63,7 @@ def test_times_are_positive_and_the_reference_check_ran(rows):
         assert r["max_rel_error"] != "" and 0 <= float(r["max_rel_error"]) < 1e-3, r
 
 
+@pytest.mark.slow
 def test_boundaries_and_params_match_the_figure(rows):
     fig = _figure()
     for r in rows:
@@ -75,6 +78,7 @@ def test_boundaries_and_params_match_the_figure(rows):
     assert fig["headline"]["quantity"] == "per-call"
 
 
+@pytest.mark.slow
 def test_methods_alternate_between_rounds(rows):
     # Rows are written in measuring order; each round visits the methods in a shuffled order,
     # so the orders of the rounds are not all the same.
@@ -88,6 +92,7 @@ def test_methods_alternate_between_rounds(rows):
     assert len(set(orders)) > 1
 
 
+@pytest.mark.slow
 def test_a_missing_peer_is_reported_not_measured(tmp_path):
     # Shadow both peers with packages whose import fails, as on a machine without them.
     for name in ("pyperf", "pytest_benchmark"):

@@ -101,6 +101,7 @@ assert all(big(m).is_ready() for _ in range(5))  # the new client runs even a la
 """
 
 
+@pytest.mark.slow
 def test_the_cpu_client_runs_cheap_programs_inline_and_reads_the_async_option_when_created():
     """asynchronous-dispatch.md#cpu-threshold: cost_analysis() is a dict with "flops" (none for a
     transpose); a program under 1000 flops returns ready; the option needs a new client. In a

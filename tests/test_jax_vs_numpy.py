@@ -14,6 +14,7 @@ def rows(tmp_path_factory):
     return run_worker(SCRIPT, tmp_path_factory.mktemp("jvn"))
 
 
+@pytest.mark.slow
 def test_every_op_and_size_has_its_variants(rows):
     cells = {}
     for r in rows:
@@ -22,6 +23,7 @@ def test_every_op_and_size_has_its_variants(rows):
     assert all(seen == WANT[op] for (op, _), seen in cells.items()), cells
 
 
+@pytest.mark.slow
 def test_samples_are_completed_warm_and_checked(rows):
     assert {r["boundary"] for r in rows} == {"completed"}
     assert all(r["compiles"] == "0" for r in rows)  # warm: the per-shape compiles came before

@@ -53,6 +53,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
     return {p.relative_to(folder).as_posix(): sha(p) for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(170)
 def test_make_lesson_writes_the_machines_results_and_leaves_docs_byte_identical(tmp_path: Path) -> None:
     """What make bench runs (make lesson), in smoke mode into a scratch results folder: the run
@@ -93,6 +94,7 @@ def test_smoke_runs_never_land_in_results_by_default() -> None:
     assert "(SMOKE_RESULTS if args.smoke else RESULTS_DIR)" in source
 
 
+@pytest.mark.slow
 def test_executor_names_the_failing_cell_and_writes_nothing(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("1 / 0")]), broken)
@@ -104,6 +106,7 @@ def test_executor_names_the_failing_cell_and_writes_nothing(tmp_path: Path) -> N
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob("*.ipynb"))
 
 
+@pytest.mark.slow
 def test_executor_keeps_the_previous_run_when_a_new_one_fails(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("1 / 0")]), broken)
@@ -116,12 +119,14 @@ def test_executor_keeps_the_previous_run_when_a_new_one_fails(tmp_path: Path) ->
     assert old.read_text() == "the previous run\n"
 
 
+@pytest.mark.slow
 def test_executor_refuses_a_bad_machine_label_before_running(tmp_path: Path) -> None:
     done = run_executor("--results", str(tmp_path), str(NOTEBOOK), extra_env={"MACHINE": "Bad Label"})
     assert done.returncode != 0 and "MACHINE='Bad Label'" in done.stderr
     assert not list(tmp_path.rglob("*.ipynb"))
 
 
+@pytest.mark.slow
 def test_executor_reports_an_unreadable_notebook(tmp_path: Path) -> None:
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{ not json")

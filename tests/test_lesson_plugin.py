@@ -45,6 +45,7 @@ def test_a_module_already_imported_is_not_replaced(package):
     assert lesson_plugin.defer("heavy.slow") is heavy.slow
 
 
+@pytest.mark.slow
 def test_loading_the_site_config_imports_neither_nbconvert_nor_jupytext_until_a_notebook_is_converted():
     # A fresh interpreter: this one may have imported them already.
     code = textwrap.dedent("""

@@ -39,6 +39,7 @@ SITE, REPO_URL = "https://example.org/jax/bench/", "https://github.com/someone/j
 PUBLIC = {"SITE_URL": SITE, "REPO_URL": REPO_URL}  # a build with a public address
 
 
+@pytest.mark.slow
 def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(copied, tmp_path):
     path = copied / REFERENCE / f"{STEM}.csv"
     first = session_of(path)
@@ -77,6 +78,7 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(c
     assert 'href="changes/' + REFERENCE + '/"' in (tmp_path / "two" / "bench" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(built_site):
     """With no public address (mkdocs.yml's default) the block links within the site and says so."""
     path = REPO / "results" / REFERENCE / f"{STEM}.csv"
@@ -92,6 +94,7 @@ def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(bui
     assert "Data: " not in page  # the latest file's download is the machine page's: this page stays as it is
 
 
+@pytest.mark.slow
 def test_no_page_of_a_build_without_an_address_names_a_placeholder_or_a_made_up_url(built_site):
     for page in [*built_site.rglob("*.html"), built_site / "sitemap.xml"]:
         text = page.read_text(encoding="utf-8")
@@ -112,6 +115,7 @@ def test_a_permalink_is_the_address_and_the_page_path_joined_once(site_url, expe
     assert urls.public_base("https://github.com/OWNER/jax-bench-honest") == ""
 
 
+@pytest.mark.slow
 def test_history_renders_on_every_figure_page_of_the_committed_site(built_site):
     for csv in (REPO / "results").glob("*/*.csv"):
         fig_id = "fig-" + csv.stem.replace("_", "-")
@@ -144,6 +148,7 @@ def damaged(tmp_path_factory):
                   re.escape(f"sessions/{partial}/{STEM}.csv.gz:1: {STEM}.runs.csv.gz is missing beside it")]
 
 
+@pytest.mark.slow
 def test_a_damaged_kept_session_fails_the_strict_build_with_file_and_line(damaged, tmp_path):
     root, messages = damaged
     proc = build_site(tmp_path / "site", root, strict=True)
@@ -152,6 +157,7 @@ def test_a_damaged_kept_session_fails_the_strict_build_with_file_and_line(damage
         assert re.search(message, proc.stderr), (message, proc.stderr[-3000:])
 
 
+@pytest.mark.slow
 def test_a_damaged_kept_session_is_an_error_box_and_nothing_else_is_affected(damaged, tmp_path):
     root, messages = damaged
     out = tmp_path / "site"
@@ -165,6 +171,7 @@ def test_a_damaged_kept_session_is_an_error_box_and_nothing_else_is_affected(dam
     assert 'class="bench-error"' not in other.read_text()
 
 
+@pytest.mark.slow
 def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it(tmp_path):
     """Issue 37: a link to the data at its commit. The rows' git_commit is the code's (the file is
     committed after it is measured), so the link names the last commit that changed the file."""

@@ -66,6 +66,7 @@ def test_make_site_is_strict_and_serve_and_a_plain_build_are_lenient():
     assert "mkdocs serve" in recipe("serve") and "--strict" not in recipe("serve")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["", "docs"])
 def test_make_publish_lays_the_site_out_at_the_root_or_under_a_path_with_a_redirect(tmp_path, path):
     """At the root by default, so the /bench section is <address>/bench/ (no /bench/bench/ in a
@@ -91,6 +92,7 @@ def test_the_pages_workflow_publishes_at_the_root_so_bench_is_not_doubled():
     assert site_url == "${{ steps.pages.outputs.base_url }}/"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sitemap", ["<loc>https://OWNER.github.io/jax-bench-honest/bench/</loc>",
                                      '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n</urlset>'])
 def test_make_publish_refuses_a_site_built_without_a_public_address(tmp_path, sitemap):
@@ -103,6 +105,7 @@ def test_make_publish_refuses_a_site_built_without_a_public_address(tmp_path, si
     assert proc.returncode != 0 and "SITE_URL" in proc.stdout + proc.stderr and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_make_publish_refuses_without_a_built_site(tmp_path):
     proc = subprocess.run(["make", "-f", str(REPO / "Makefile"), "publish"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
@@ -113,6 +116,7 @@ def _pages(site: Path) -> list[Path]:
     return sorted(p for p in site.rglob("index.html") if "assets" not in p.parts)
 
 
+@pytest.mark.slow
 def test_every_link_and_asset_is_relative_so_any_prefix_works(built_site):
     """A link from the site root (href="/...") would break under /bench/."""
     rooted = {}
@@ -124,6 +128,7 @@ def test_every_link_and_asset_is_relative_so_any_prefix_works(built_site):
     assert rooted == {}
 
 
+@pytest.mark.slow
 def test_the_search_index_holds_prose_not_generated_tables(built_site):
     index = json.loads((built_site / "search" / "search_index.json").read_text())
     locations = {d["location"].split("#")[0] for d in index["docs"]}
@@ -149,10 +154,12 @@ def page_weight(site: Path, page: Path) -> int:
     return len(html.encode()) + sum(f.stat().st_size for f in files if f.is_file())
 
 
+@pytest.mark.slow
 def test_the_lesson_page_stays_under_its_budget(built_site):
     assert page_weight(built_site, built_site / LESSON) <= LESSON_BUDGET
 
 
+@pytest.mark.slow
 def test_run_it_yourself_is_linked_from_home_every_expectation_and_every_bench_page(built_site):
     def links_it(html: str) -> bool:
         return re.search(r'href="[./]*run-it-yourself/"', html) is not None

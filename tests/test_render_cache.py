@@ -223,6 +223,7 @@ def mkdocs_build(root, out):
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_mkdocs_builds_with_the_cache_report_every_time_and_show_what_changed(tmp_path):
     """Through mkdocs itself: a warm build reports the broken anchor again, serves the same pages
     and search index as the cold one, and shows a snippet file edited in between."""

@@ -74,6 +74,7 @@ def run_main(bench_dir, results, *args, env=None):
         os.environ.update(old)
 
 
+@pytest.mark.slow
 def test_r_runs_are_r_processes_written_once(bench_dir, results):
     assert run_main(bench_dir, results, "--runs", "3", "--only", "good") == 0
     frame = load(ResultFile("fake-machine", "good", results / "fake-machine" / "good.csv"))
@@ -83,6 +84,7 @@ def test_r_runs_are_r_processes_written_once(bench_dir, results):
     assert (results / "someone-else" / "good.csv").read_text() == "not ours\n"
 
 
+@pytest.mark.slow
 def test_runs_are_interleaved_across_figures_in_one_session(bench_dir, results, tmp_path):
     """Round r runs every figure's run r: each figure's runs span the session. Every row
     carries the session id, and the order seed the run was told, which is reproducible."""
@@ -100,6 +102,7 @@ def test_runs_are_interleaved_across_figures_in_one_session(bench_dir, results, 
     assert len({seed for _, _, seed in visits}) == 6  # a different order every run
 
 
+@pytest.mark.slow
 def test_a_failing_run_keeps_the_old_file_and_the_others_go_on(bench_dir, results, capsys):
     target = results / "fake-machine" / "good.csv"
     target.parent.mkdir()
@@ -113,6 +116,7 @@ def test_a_failing_run_keeps_the_old_file_and_the_others_go_on(bench_dir, result
     assert not list((results.parent / ".bench" / "staging").iterdir())
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_stops_the_script_before_anything_is_written(bench_dir, results, capsys):
     code = run_main(bench_dir, results, "--runs", "2", "--only", "good", env={"FAKE_MODE": "wrong-answer"})
     err = capsys.readouterr().err
@@ -122,6 +126,7 @@ def test_a_wrong_answer_stops_the_script_before_anything_is_written(bench_dir, r
     assert not (results / "fake-machine").exists()
 
 
+@pytest.mark.slow
 def test_a_warm_compilation_cache_is_refused_before_anything_is_written(bench_dir, results, capsys):
     code = run_main(bench_dir, results, "--runs", "1", "--only", "good", env={"FAKE_MODE": "cache-hit"})
     err = capsys.readouterr().err
@@ -130,6 +135,7 @@ def test_a_warm_compilation_cache_is_refused_before_anything_is_written(bench_di
     assert not (results / "fake-machine").exists()
 
 
+@pytest.mark.slow
 def test_workers_record_that_the_persistent_cache_is_off(bench_dir, results):
     env = {"JAX_COMPILATION_CACHE_DIR": str(results.parent / "jax-cache")}
     assert run_main(bench_dir, results, "--runs", "1", "--only", "good", env=env) == 0
@@ -150,6 +156,7 @@ def test_unknown_figure_is_an_error(bench_dir, results, capsys):
     assert "no such figure script: nope" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
     target = results / "fake-machine" / "good.csv"
@@ -178,6 +185,7 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
     assert not staging.exists() or not list(staging.iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", runner.figure_scripts(BENCH_DIR), ids=lambda p: p.stem)
 def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
     """Each real figure script, tiny sizes, one run: it cannot rot unnoticed."""
@@ -190,6 +198,7 @@ def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
     assert len(frame) > 0 and frame["run"].unique().tolist() == [0]
 
 
+@pytest.mark.slow
 def test_a_second_make_bench_is_refused_whole(tmp_path):
     """While one `make bench` holds its lock, another measures nothing and builds nothing."""
     import fcntl
@@ -205,6 +214,7 @@ def test_a_second_make_bench_is_refused_whole(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_an_interrupt_while_a_worker_starts_stops_that_worker(monkeypatch):
     """Ctrl-C that lands while the runner is starting a worker is held until the worker's process
     object exists, then raised where the worker is killed: nothing outlives the runner."""

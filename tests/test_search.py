@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 import pytest
 from test_browser import browser, page, serve  # noqa: F401  (fixtures; skips without Chromium)
 
+pytestmark = pytest.mark.slow  # Chromium, on the built site
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 IDENTIFIERS = ["block_until_ready", "jax.block_until_ready", "jax_log_compiles", "cost_analysis"]
 # The chapter that teaches each name in prose (read from the pages, not derived from the ranking).

@@ -436,6 +436,7 @@ def load_run_py():
     return module
 
 
+@pytest.mark.slow
 def test_run_py_keeps_the_previous_session_before_replacing_the_file(tmp_path, monkeypatch):
     bench = tmp_path / "bench"
     bench.mkdir()
@@ -466,6 +467,7 @@ def test_run_py_keeps_the_previous_session_before_replacing_the_file(tmp_path, m
         ["20260101T000000Z-test", NEW]
 
 
+@pytest.mark.slow
 def test_run_py_needs_no_pandas():
     code = ("import sys; sys.modules['pandas'] = None; sys.path.insert(0, 'bench_scripts'); "
             "import run; assert run.archive.compact")

@@ -2,13 +2,17 @@
 
 import gzip
 
+import pytest
+
 from conftest import REPO
 
 
+@pytest.mark.slow
 def test_strict_build_passes(built_site):
     assert (built_site / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_dispatch_figure_section_is_complete(built_site):
     html = (built_site / "what-the-clock-caught" / "index.html").read_text()
     assert 'id="fig-dispatch-vs-completion"' in html
@@ -18,6 +22,7 @@ def test_dispatch_figure_section_is_complete(built_site):
     assert "bench:value" not in html and "bench:figure" not in html  # every marker expanded
 
 
+@pytest.mark.slow
 def test_every_committed_csv_is_downloadable_compressed(built_site):
     for csv in (REPO / "results").glob("*/*.csv"):
         served = built_site / "results" / csv.parent.name / f"{csv.name}.gz"
@@ -25,6 +30,7 @@ def test_every_committed_csv_is_downloadable_compressed(built_site):
     assert not list(built_site.glob("results/*/*.csv"))  # one copy, compressed
 
 
+@pytest.mark.slow
 def test_asynchronous_dispatch_page_shows_its_four_figures(built_site):
     html = (built_site / "asynchronous-dispatch" / "index.html").read_text()
     for fig_id in ("fig-naive-vs-blocked", "fig-implicit-sync", "fig-pytree-block", "fig-host-device-overlap"):
@@ -33,6 +39,7 @@ def test_asynchronous_dispatch_page_shows_its_four_figures(built_site):
     assert html.count('class="bench-samples"') >= 4  # a chart per figure
     assert html.count('class="bench-value"') >= 30  # the prose quotes the data, never typed numbers
     assert "bench:value" not in html and "bench:figure" not in html
+@pytest.mark.slow
 def test_bench_section_covers_every_committed_result(built_site):
     index = (built_site / "bench" / "index.html").read_text()
     for csv in (REPO / "results").glob("*/*.csv"):
@@ -44,6 +51,7 @@ def test_bench_section_covers_every_committed_result(built_site):
     assert "Link to this figure" in chapter and 'href="../bench/fig-dispatch-vs-completion/"' in chapter
 
 
+@pytest.mark.slow
 def test_a_cpu_machine_page_names_the_dtypes_it_did_not_measure_instead_of_dashes(built_site):
     """fig-machine-peak measures 16-bit types only on an accelerator: on the CPU its panel, its
     session pages and the chapter name them as not measured, with no column of dashes for them."""

@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from benchsite import sitedir
 from conftest import load_hook
 
@@ -34,6 +36,7 @@ def visible(root):
     return [p for p in listing(root) if not p.startswith(sitedir.PREFIX)]
 
 
+@pytest.mark.slow
 def test_the_old_site_is_set_aside_then_removed_and_hidden_entries_stay(tmp_path):
     site = old_site(tmp_path / "site")
     removal = sitedir.set_aside(site)
@@ -44,6 +47,7 @@ def test_the_old_site_is_set_aside_then_removed_and_hidden_entries_stay(tmp_path
     assert listing(site) == [".git", ".git/HEAD"]
 
 
+@pytest.mark.slow
 def test_what_a_stopped_build_left_is_removed_by_the_next(tmp_path):
     site = tmp_path / "site"
     (site / f"{sitedir.PREFIX}123" / "bench").mkdir(parents=True)
@@ -74,6 +78,7 @@ def test_a_removal_that_cannot_start_is_done_at_the_end(tmp_path, monkeypatch):
     assert listing(site) == [".git", ".git/HEAD"]
 
 
+@pytest.mark.slow
 def test_an_entry_that_cannot_be_moved_is_left_for_mkdocs(tmp_path, monkeypatch):
     site = old_site(tmp_path / "site")
     rename = os.rename
@@ -90,6 +95,7 @@ def test_an_entry_that_cannot_be_moved_is_left_for_mkdocs(tmp_path, monkeypatch)
     assert listing(site) == [".git", ".git/HEAD", "index.html"]
 
 
+@pytest.mark.slow
 def test_the_separate_process_does_the_removing(tmp_path):
     site = old_site(tmp_path / "site")
     removal = sitedir.set_aside(site)
@@ -107,6 +113,7 @@ def test_a_folder_that_cannot_be_removed_is_returned(tmp_path, monkeypatch):
     assert sitedir.finish(removal) == removal.folders and removal.folders[0].name.startswith(sitedir.PREFIX)
 
 
+@pytest.mark.slow
 def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch, tmp_path, caplog):
     """mkdocs says at start-up whether a build is dirty: then the old pages stay, as asked; otherwise
     they are removed while the build runs, and a folder that could not be removed is named."""
@@ -147,6 +154,7 @@ def kept_site(root):
     return root
 
 
+@pytest.mark.slow
 def test_kept_folders_come_back_holding_only_the_files_to_reuse(tmp_path):
     site = kept_site(tmp_path / "site")
     reused = site / "bench" / "fig-a" / "m" / "index.html"
@@ -174,6 +182,7 @@ def test_kept_folders_come_back_holding_only_the_files_to_reuse(tmp_path):
         "results", "results/m", "results/m/a.csv.gz"]
 
 
+@pytest.mark.slow
 def test_a_kept_folder_with_nothing_to_reuse_goes_and_one_not_taken_back_is_removed_at_the_end(tmp_path):
     site = kept_site(tmp_path / "site")
     removal = sitedir.set_aside(site, keep=("bench", "results"))
@@ -195,6 +204,7 @@ def test_a_file_that_holds_its_bytes_is_not_written_and_a_changed_one_is_replace
     assert sitedir.write_if_changed(b"tw", str(path)) and path.read_bytes() == b"tw"  # shorter: same prefix
 
 
+@pytest.mark.slow
 def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tmp_path):
     """Every download and every generated page lies in a folder the hook keeps; ``mkdocs serve``
     keeps nothing (it builds into a temporary folder, with drafts)."""
@@ -221,6 +231,7 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     sitedir.finish(bench.BUILD[0].old_site)
 
 
+@pytest.mark.slow
 def test_a_kept_folder_that_cannot_be_cleared_is_returned(tmp_path, monkeypatch):
     site = kept_site(tmp_path / "site")
     removal = sitedir.set_aside(site, keep=("bench", "results"))
@@ -247,6 +258,7 @@ def test_a_kept_folder_that_cannot_be_cleared_is_returned(tmp_path, monkeypatch)
     sitedir.finish(removal)
 
 
+@pytest.mark.slow
 def test_a_link_or_a_file_in_a_kept_folder_s_place_is_not_kept(tmp_path):
     """A link is never followed: the folder it leads to, outside the site, is left as it is."""
     site = tmp_path / "site"

@@ -18,6 +18,7 @@ def rows(tmp_path_factory):
     return run_worker(SCRIPT, tmp_path_factory.mktemp("yours"))
 
 
+@pytest.mark.slow
 def test_the_three_functions_are_measured_alike_warm_and_checked(rows):
     columns = {}
     for r in rows:
@@ -29,6 +30,7 @@ def test_the_three_functions_are_measured_alike_warm_and_checked(rows):
     assert all(float(r["max_rel_error"]) < 1e-5 for r in rows)
 
 
+@pytest.mark.slow
 def test_the_functions_are_interleaved_not_one_block_each(rows):
     order = [r["variant"] for r in sorted(rows, key=lambda r: int(r["seq"]))]
     switches = sum(a != b for a, b in zip(order, order[1:]))

@@ -152,6 +152,7 @@ def worker(tmp_path_factory):
     return rows, tmp / "a"
 
 
+@pytest.mark.slow
 def test_worker_records_every_mode_and_part(worker):
     rows, _ = worker
     fig = _figure()
@@ -168,6 +169,7 @@ def test_worker_records_every_mode_and_part(worker):
     assert errors and max(errors) < 1e-3  # the NumPy check ran and passed
 
 
+@pytest.mark.slow
 def test_worker_publishes_a_small_trace_and_a_drawable_timeline(worker):
     rows, art = worker
     trace = art / "trace.json.gz"

@@ -14,6 +14,7 @@ def rows(tmp_path_factory):
     return run_worker(SCRIPT, tmp_path_factory.mktemp("transfer"))
 
 
+@pytest.mark.slow
 def test_every_size_has_the_four_endings_completed_warm_and_checked(rows):
     by_size = {}
     for r in rows:
@@ -24,6 +25,7 @@ def test_every_size_has_the_four_endings_completed_warm_and_checked(rows):
     assert all(float(r["max_rel_error"]) < 1e-6 for r in rows)
 
 
+@pytest.mark.slow
 def test_bytes_are_recorded_only_where_a_copy_moved_them(rows):
     for r in rows:
         size = str(8.0 * int(r["p"]["n"]))  # a copy reads and writes the output's 4n bytes
@@ -32,6 +34,7 @@ def test_bytes_are_recorded_only_where_a_copy_moved_them(rows):
         assert r["bytes_moved"] == want, r
 
 
+@pytest.mark.slow
 def test_the_detail_says_what_each_conversion_did(rows):
     for r in rows:
         first, second = r["detail"].split("; ")

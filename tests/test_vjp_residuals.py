@@ -50,6 +50,7 @@ def rows(tmp_path_factory):
     return rows
 
 
+@pytest.mark.slow
 def test_every_mode_has_step_times_and_residual_bytes(rows):
     fig = _figure()
     for variant in fig["variants"]:
@@ -61,6 +62,7 @@ def test_every_mode_has_step_times_and_residual_bytes(rows):
     assert min(plain) > max(remat)
 
 
+@pytest.mark.slow
 def test_residual_bytes_agree_across_sources_and_with_the_count(rows):
     for mode in vr.MODES:
         cell = {r["p"]["source"]: r for r in rows if r["variant"] == "residual" and r["p"]["mode"] == mode}
@@ -73,6 +75,7 @@ def test_residual_bytes_agree_across_sources_and_with_the_count(rows):
         assert "unknown" not in cell["closure"]["detail"]
 
 
+@pytest.mark.slow
 def test_memory_stages_are_recorded_from_both_sources(rows):
     for mode in vr.MODES:
         got = {(r["p"]["stage"], r["p"]["source"]): float(r["size_bytes"])

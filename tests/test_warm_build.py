@@ -67,9 +67,11 @@ def page(site, src: str) -> str:
     return html.unescape((site / src.removesuffix(".md") / "index.html").read_text())
 
 
+@pytest.mark.slow
 def test_a_warm_build_shows_a_results_file_that_went_bad_since(results, tmp_path):
-    """Every page was cached by the first build; the second must not serve the old chapter."""
-    env = {"BENCH_CACHE": str(tmp_path / "cache")}
+    """Every page was cached by the first build (the session's cache: tests/conftest.py); the
+    second must not serve the old chapter."""
+    env = {}
     first = build_site(tmp_path / "one", results, strict=False, extra_env=env)
     assert first.returncode == 0, first.stderr[-2000:]
     assert 'class="bench-error"' not in page(tmp_path / "one", "what-the-clock-caught.md")
@@ -84,10 +86,11 @@ def test_a_warm_build_shows_a_results_file_that_went_bad_since(results, tmp_path
     assert 'class="bench-error"' in chapter and f"dispatch_vs_completion.csv:{line}:" in chapter
 
 
+@pytest.mark.slow
 def test_a_warm_build_notices_a_side_file_that_went_missing(results, tmp_path):
     """A chapter draws a timeline from a side file beside the CSV: the cached expansion of that
     chapter must not outlive the file."""
-    env = {"BENCH_CACHE": str(tmp_path / "cache")}
+    env = {}
     first = build_site(tmp_path / "one", results, strict=False, extra_env=env)
     assert first.returncode == 0, first.stderr[-2000:]
     (results / REFERENCE / "trace_gaps.timeline.json").unlink()
@@ -95,6 +98,7 @@ def test_a_warm_build_notices_a_side_file_that_went_missing(results, tmp_path):
     assert second.returncode != 0 and "no side file trace_gaps.timeline.json" in second.stderr
 
 
+@pytest.mark.slow
 def test_a_cold_build_on_two_workers_writes_what_one_process_writes(tmp_path):
     # Workers read and render every page into the build cache before the build does (mkdocs'
     # own pages through mkdocs' own steps, the lesson's notebook converted there), so the
