@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 import csv
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from benchkit import results
 from benchsite import pages
 from benchsite.figures import Figure
 from benchsite.markers import Context, expand
+from conftest import smoke_run
 from test_results import make_row
 
 
@@ -66,13 +66,16 @@ def figure_literal(script: Path) -> dict:
 
 
 def run_worker(script: Path, tmp: Path) -> list[dict]:
-    """Run ``script`` once as a --smoke worker into ``tmp`` and return its rows as dicts of
-    strings, params parsed into ``p``; side files land in ``tmp / "a"``."""
-    out = tmp / "x.csv"
-    proc = subprocess.run([sys.executable, str(script), "--worker", "--smoke", "--out", str(out),
-                           "--artifacts", str(tmp / "a")],
-                          cwd=script.parents[1], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    """The rows of ``script`` run once at smoke sizes (through the runner, once a session:
+    conftest.smoke_run) as dicts of strings, params parsed into ``p``; its side files are copied
+    to ``tmp / "a"`` under their own names (``trace.json.gz``)."""
+    proc, results = smoke_run(script)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    out = results / "smoke-test" / f"{script.stem}.csv"
+    (tmp / "a").mkdir(parents=True, exist_ok=True)
+    for side in out.parent.glob(f"{script.stem}.*"):
+        if side != out:
+            shutil.copy(side, tmp / "a" / side.name.removeprefix(f"{script.stem}."))
     with out.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows:

@@ -84,15 +84,61 @@ def built_site_log(built_site) -> str:
     return committed_build()[1].stderr
 
 
+def smoke_run(script: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """``script`` run once at smoke sizes through the runner, as `make bench` runs it, on a machine
+    labelled ``smoke-test``: (the run, its results folder). Once a session per script: the smoke
+    test of every script (tests/test_runner.py) and the tests of one figure's rows
+    (tests/benchfixtures.py, run_worker) read the same run."""
+    key = ("smoke", script.stem)
+    if key not in _session:
+        results = _session["tmp"].mktemp(f"smoke-{script.stem}") / "results"
+        proc = subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results", str(results)],
+                              cwd=REPO, capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, MACHINE="smoke-test"))
+        _session[key] = (proc, results)
+    return _session[key]
+
+
+@pytest.fixture(scope="session")
+def damaged_results(tmp_path_factory) -> Path:
+    """A results folder of bad inputs, built three ways for three test modules: the reference
+    machine with one figure damaged in each way (tests/test_bad_site.py), one damaged file on
+    another machine (tests/test_bad_inputs.py), markup in every text field of a third
+    (tests/test_escaping.py). Read it, never write it."""
+    from test_bad_site import damaged_folder
+
+    return damaged_folder(tmp_path_factory.mktemp("damaged") / "results")
+
+
+@pytest.fixture(scope="session")
+def damaged_strict_twice(damaged_results, tmp_path_factory) -> tuple[list, Path]:
+    """Two strict builds of ``damaged_results`` with one new cache: the first cold, with worker
+    processes filling the cache before the build (benchsite/parallel.py), the second on that
+    cache. ([both mkdocs runs], the cache)."""
+    tmp = tmp_path_factory.mktemp("strict")
+    cache = {"BENCH_CACHE": str(tmp / "cache"), "BENCH_JOBS": "2"}
+    procs = [build_site(tmp / f"site-{attempt}", damaged_results, strict=True, extra_env=cache)
+             for attempt in (1, 2)]
+    return procs, tmp / "cache"
+
+
+@pytest.fixture(scope="session")
+def damaged_lenient(damaged_results, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """``damaged_results`` built lenient, as `mkdocs serve` does: (site, its mkdocs run)."""
+    out = tmp_path_factory.mktemp("lenient") / "site"
+    proc = build_site(out, damaged_results, strict=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    return out, proc
+
+
 # --- the two tiers -------------------------------------------------------------------------------
 # `make test-fast` (-m "not slow") runs the model and the views in about a minute; `make test` runs
 # everything. A test that builds a site, starts Chromium, runs a figure script or any other program
 # is marked slow (pytest.mark.slow). The check below keeps the fast tier fast: a program started
-# while a test not marked slow runs (its fixtures included) fails that test. git is cheap enough
-# (milliseconds) for the fast tier; forked workers (benchsite/parallel.py) start no program.
-
-# git answers in milliseconds; jupytext asks pandoc for its version when it is first imported, and
-# platform.processor() asks uname.
+# while a test not marked slow runs (its fixtures included) fails that test, except these: git
+# answers in milliseconds, jupytext asks pandoc for its version when it is first imported, and
+# platform.processor() asks uname. Forked workers (benchsite/parallel.py) start no program.
 CHEAP = {"git", "pandoc", "uname"}
 _running: list = []  # the test whose setup, call or teardown runs now (fixtures included)
 

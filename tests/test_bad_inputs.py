@@ -1,13 +1,11 @@
 """Every bad results file is refused with its file and line; a page never shows it silently."""
 
-import shutil
-
 import pytest
 
 from benchkit import results
 from benchkit.schema import COLUMNS
 from benchsite.load import ResultFile, ResultsError, load
-from conftest import REFERENCE, REPO, build_site
+from conftest import REFERENCE, REPO
 from test_results import make_row
 
 GOOD_ROWS = [make_row(run=r, sample=s, figure_id="fig-demo") for r in range(2) for s in range(3)]
@@ -119,30 +117,30 @@ def test_a_folder_that_is_not_a_machine_label_is_refused(tmp_path):
         load(file)
 
 
-@pytest.fixture(scope="module")
-def bad_results(tmp_path_factory):
-    """The committed results plus one damaged copy of the dispatch figure on another machine."""
-    root = tmp_path_factory.mktemp("bad") / "results"
-    shutil.copytree(REPO / "results", root)
-    src = root / REFERENCE / "dispatch_vs_completion.csv"
-    damaged = root / "cpu-damaged-2c" / "dispatch_vs_completion.csv"
+DAMAGED, STEM = "cpu-damaged-2c", "dtype_cost"  # a figure tests/test_bad_site.py leaves whole
+
+
+def add_damaged_machine(root):
+    """One damaged copy of a figure's results on another machine, beside ``root``'s reference
+    machine (tests/conftest.py, damaged_results: built strict and lenient for several tests)."""
+    src = REPO / "results" / REFERENCE / f"{STEM}.csv"
+    damaged = root / DAMAGED / f"{STEM}.csv"
     damaged.parent.mkdir()
-    text = src.read_text().replace(REFERENCE, "cpu-damaged-2c")
+    text = src.read_text().replace(REFERENCE, DAMAGED)
     damaged.write_text(replace_cell(text, 5, "time_s", "nan"))  # line 5: time_s is NaN
-    return root
 
 
 @pytest.mark.slow
-def test_strict_build_stops_on_a_bad_file_naming_it(bad_results, tmp_path):
-    proc = build_site(tmp_path / "site", bad_results, strict=True)
+def test_strict_build_stops_on_a_bad_file_naming_it(damaged_strict_twice):
+    proc = damaged_strict_twice[0][0]
     assert proc.returncode != 0
-    assert "cpu-damaged-2c/dispatch_vs_completion.csv:5: column 'time_s' is nan" in proc.stderr
+    assert f"{DAMAGED}/{STEM}.csv:5: column 'time_s' is nan" in proc.stderr
 
 
 @pytest.mark.slow
-def test_lenient_build_shows_the_problem_instead_of_the_figure(bad_results, tmp_path):
-    proc = build_site(tmp_path / "site", bad_results, strict=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    page = (tmp_path / "site" / "what-the-clock-caught" / "index.html").read_text()
-    assert "bench-error" in page and "dispatch_vs_completion.csv:5:" in page
-    assert REFERENCE in page  # the good machine's figure is still shown
+def test_lenient_build_shows_the_problem_instead_of_the_figure(damaged_lenient):
+    site, _ = damaged_lenient
+    page = (site / "diagnosing" / "dtypes-and-precision" / "index.html").read_text()
+    assert "bench-error" in page and f"{DAMAGED}/{STEM}.csv:5:" in page
+    figure = page.split('data-figure="fig-dtype-cost"', 1)[1].split("data-figure=", 1)[0]
+    assert "<svg" in figure and REFERENCE in figure  # the good machine's figure is still shown

@@ -1,4 +1,5 @@
-"""Bad results files through a real `mkdocs build`: the only machine's files damaged.
+"""Bad results files through a real `mkdocs build`: the reference machine's files damaged (beside
+two more machines that tests/test_bad_inputs.py and tests/test_escaping.py read from the same builds).
 
 A strict build fails with each file's own file:line message and no traceback; a
 lenient build (what `mkdocs serve` does) renders every page, with an error box
@@ -49,10 +50,14 @@ COMPARISONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def damaged(tmp_path_factory):
-    """The reference machine alone, with one figure damaged in each way (and the comparisons above)."""
-    root = tmp_path_factory.mktemp("damaged") / "results"
+def damaged_folder(root):
+    """The reference machine alone, with one figure damaged in each way (and the comparisons above),
+    plus the other tests' machines that share its builds (tests/conftest.py, damaged_results): one
+    damaged file on another machine (tests/test_bad_inputs.py) and markup in every text field
+    (tests/test_escaping.py)."""
+    from test_bad_inputs import add_damaged_machine
+    from test_escaping import add_poisoned_machine
+
     shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
     for stem, (damage, _) in DAMAGE.items():
         path = root / REFERENCE / f"{stem}.csv"
@@ -61,6 +66,8 @@ def damaged(tmp_path_factory):
         path = write_comparison(root, REFERENCE, text=text or "", stem=stem)
         if text is None:
             path.unlink()
+    add_damaged_machine(root)
+    add_poisoned_machine(root)
     return root
 
 
@@ -68,18 +75,8 @@ def expected(stem: str) -> re.Pattern:
     return re.compile(re.escape(f"{REFERENCE}/{stem}.csv") + DAMAGE[stem][1])
 
 
-@pytest.fixture(scope="module")
-def strict_twice(damaged, tmp_path_factory):
-    """Two strict builds with one new cache: the first on a cold cache, which worker processes
-    fill before the build (benchsite/parallel.py) and say nothing; the second on that cache."""
-    tmp = tmp_path_factory.mktemp("strict")
-    cache = {"BENCH_CACHE": str(tmp / "cache"), "BENCH_JOBS": "2"}
-    procs = [build_site(tmp / f"site-{attempt}", damaged, strict=True, extra_env=cache) for attempt in (1, 2)]
-    return procs, tmp / "cache"
-
-
-def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(strict_twice):
-    proc = strict_twice[0][0]
+def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(damaged_strict_twice):
+    proc = damaged_strict_twice[0][0]
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     for stem in DAMAGE:
@@ -88,11 +85,11 @@ def test_strict_build_fails_naming_each_file_and_line_without_a_traceback(strict
         assert re.search(re.escape(f"{REFERENCE}/") + message, proc.stderr), (stem, proc.stderr[-3000:])
 
 
-def test_a_quiet_strict_build_fails_too(damaged, tmp_path):
+def test_a_quiet_strict_build_fails_too(damaged_results, tmp_path):
     """``-q`` sets mkdocs' logger to ERROR, so warnings are dropped before the handler that strict
     mode counts them with ever sees one (mkdocs/__main__.py, mkdocs/commands/build.py): the build
     passed. The hook keeps what it warned and fails the strict build with it, naming each file."""
-    proc = build_site(tmp_path / "site", damaged, strict=True, args=("-q",))
+    proc = build_site(tmp_path / "site", damaged_results, strict=True, args=("-q",))
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert "warning(s) in strict mode, not shown at this log level" in proc.stderr
@@ -100,13 +97,9 @@ def test_a_quiet_strict_build_fails_too(damaged, tmp_path):
         assert expected(stem).search(proc.stderr), (stem, proc.stderr[-3000:])
 
 
-@pytest.fixture(scope="module")
-def lenient_site(damaged, tmp_path_factory):
-    out = tmp_path_factory.mktemp("lenient") / "site"
-    proc = build_site(out, damaged, strict=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Traceback" not in proc.stderr
-    return out
+@pytest.fixture
+def lenient_site(damaged_lenient):
+    return damaged_lenient[0]
 
 
 def page_text(site, src: str) -> str:
@@ -143,9 +136,9 @@ def test_the_good_figures_still_render(lenient_site):
     assert "bench-error" not in figure and "<svg" in figure
 
 
-def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(strict_twice):
+def test_a_second_strict_build_still_fails_after_workers_warmed_the_cache(damaged_strict_twice):
     """Every problem must still be raised by the build itself, the second time too."""
-    procs, cache = strict_twice
+    procs, cache = damaged_strict_twice
     for attempt, proc in enumerate(procs, 1):
         assert proc.returncode != 0 and "Traceback" not in proc.stderr
         for stem in DAMAGE:

@@ -251,25 +251,6 @@ def test_an_anchor_opens_its_machines_tab_and_a_click_switches(browser, server):
     page.close()
 
 
-def test_every_link_on_the_index_resolves(browser, server):
-    page = browser.new_page()
-    page.goto(f"{server}bench/")
-    hrefs = page.eval_on_selector_all(".bench-index a[href]", "els => els.map(e => e.href)")
-    assert len(hrefs) >= 6
-    ids_on = {}  # each page the index links to, loaded once: its element ids
-    for href in hrefs:
-        if href.endswith(".csv.gz"):  # a download, not a page
-            assert page.request.get(href).ok, href
-            continue
-        address, _, anchor = href.partition("#")
-        if address not in ids_on:
-            assert page.goto(address).ok, href
-            ids_on[address] = page.eval_on_selector_all("[id]", "els => els.map(e => e.id)")
-        if anchor:
-            assert ids_on[address].count(anchor) == 1, href
-    page.close()
-
-
 def test_the_scaling_tool_says_where_the_sites_bytes_are(tmp_path):
     """Bytes by kind of file, by where the site puts it, and how much of each page is the theme
     around its <article> (the part that is the same on every page)."""

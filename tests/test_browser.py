@@ -122,6 +122,8 @@ def crawl(built_site, serve, browser):
             "ok": response.ok, "h1": tab.locator("h1").count(), "address": tab.url.split("#")[0],
             "links": tab.eval_on_selector_all("a[href*='#fig-']", "els => els.map(e => e.href)"),
             "figures": tab.eval_on_selector_all(".bench-figure[data-figure]", "els => els.map(e => e.dataset.figure)"),
+            "ids": tab.eval_on_selector_all("[id]", "els => els.map(e => e.id)"),
+            "index": tab.eval_on_selector_all(".bench-index a[href]", "els => els.map(e => e.href)"),
         }
     context.close()
     return pages, pg.problems
@@ -148,6 +150,23 @@ def test_every_figure_anchor_resolves(crawl, page):
         anchor = url.split("#", 1)[1]
         assert tab.locator(f"[id='{anchor}']").count() == 1, url
     assert page.problems == []
+
+
+def test_every_link_on_the_bench_index_resolves(crawl):
+    """Each link of the /bench index (every figure on every machine) reaches a page of the site, or
+    a download, and its #fragment names one element there (read from the walk: no page loaded twice)."""
+    pages, _ = crawl
+    (hrefs,) = [seen["index"] for url, seen in pages.items() if url.endswith("/bench/")]
+    assert len(hrefs) >= 6
+    for href in hrefs:
+        address, _, anchor = href.partition("#")
+        if href.endswith(".csv.gz"):  # a download, not a page
+            with urllib.request.urlopen(href) as response:
+                assert response.status == 200, href
+            continue
+        assert address in pages and pages[address]["ok"], href
+        if anchor:
+            assert pages[address]["ids"].count(anchor) == 1, href
 
 
 def test_the_walk_sees_what_goes_wrong_in_every_tab(tmp_path, serve, page):

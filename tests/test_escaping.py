@@ -2,11 +2,10 @@
 
 import csv
 import io
-import shutil
 
 import pytest
 
-from conftest import REFERENCE, REPO, build_site
+from conftest import REFERENCE, REPO
 
 PAYLOADS = {
     "device_kind": "<img src=x onerror=alert(1)>",
@@ -20,28 +19,31 @@ PAYLOADS = {
 }
 
 
-def poisoned_results(tmp_path):
-    src = REPO / "results" / REFERENCE / "dispatch_vs_completion.csv"
+POISONED, STEM = "cpu-evil-2c", "transfer_cost"  # a figure tests/test_bad_site.py leaves whole
+
+
+def add_poisoned_machine(root):
+    """A machine whose results carry markup in every text field, beside ``root``'s others
+    (tests/conftest.py, damaged_results: its lenient build is read here)."""
+    src = REPO / "results" / REFERENCE / f"{STEM}.csv"
     rows = list(csv.DictReader(io.StringIO(src.read_text())))
     for row in rows:
-        row.update(PAYLOADS, machine="cpu-evil-2c", params=row["params"] + "<svg onload=alert(7)>")
+        row.update(PAYLOADS, machine=POISONED, params=row["params"] + "<svg onload=alert(7)>")
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    shutil.copytree(REPO / "results", tmp_path / "results")
-    path = tmp_path / "results" / "cpu-evil-2c" / "dispatch_vs_completion.csv"
+    path = root / POISONED / f"{STEM}.csv"
     path.parent.mkdir()
     path.write_text(out.getvalue())
-    return path.parent.parent
 
 
 @pytest.mark.slow
-def test_no_payload_survives_as_markup(tmp_path):
-    proc = build_site(tmp_path / "site", poisoned_results(tmp_path))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    page = (tmp_path / "site" / "what-the-clock-caught" / "index.html").read_text()
-    assert "cpu-evil-2c" in page
+def test_no_payload_survives_as_markup(damaged_lenient):
+    site, proc = damaged_lenient
+    assert POISONED not in proc.stderr  # valid data: nothing in it is refused (a strict build takes it)
+    page = (site / "how-good-is-this-number" / "index.html").read_text()
+    assert POISONED in page
     for needle in ("<img src=x", "<script>alert", "<iframe", "<style>body", "<b>bold", "<svg onload",
                    "<a href=javascript"):
         assert needle not in page, needle

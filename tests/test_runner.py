@@ -12,7 +12,7 @@ import pytest
 from benchkit import runner
 from benchsite import BENCH_DIR
 from benchsite.load import ResultFile, load
-from conftest import REPO
+from conftest import REPO, smoke_run
 
 BENCH = REPO / "bench_scripts"
 
@@ -187,13 +187,12 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", runner.figure_scripts(BENCH_DIR), ids=lambda p: p.stem)
-def test_every_figure_script_runs_in_smoke_mode(script, tmp_path):
-    """Each real figure script, tiny sizes, one run: it cannot rot unnoticed."""
-    proc = subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results",
-                           str(tmp_path / "results")], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, MACHINE="smoke-test"))
+def test_every_figure_script_runs_in_smoke_mode(script):
+    """Each real figure script, tiny sizes, one run: it cannot rot unnoticed (the run is shared
+    with the tests of that figure's rows: conftest.smoke_run)."""
+    proc, results = smoke_run(script)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    written = tmp_path / "results" / "smoke-test" / f"{script.stem}.csv"
+    written = results / "smoke-test" / f"{script.stem}.csv"
     frame = load(ResultFile("smoke-test", script.stem, written))
     assert len(frame) > 0 and frame["run"].unique().tolist() == [0]
 
