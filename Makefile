@@ -111,10 +111,10 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 
 # Two tiers (CONTRIBUTING.md): test-fast leaves out the tests marked slow (site builds, Chromium,
 # figure scripts and other programs, the wheel); test runs both.
-test: $(STAMP) ## Run every test, both tiers (about 5 minutes on 2 cores)
+test: $(STAMP) ## Run every test, both tiers (about 12 minutes on 2 cores, 3 of them in Chromium)
 	$(PY) -m pytest -q
 
-test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about a minute; run it on every change)
+test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about 80 s; run it on every change)
 	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP) ## ruff
