@@ -147,6 +147,7 @@ def test_bench_refuses_zero_runs_a_bad_margin_and_bad_sample_counts_before_runni
         Bench("ok", min_samples=0, argv=[])
 
 
+@pytest.mark.slow
 def test_an_uncaught_mistake_ends_the_script_with_its_message_and_no_traceback(tmp_path):
     (tmp_path / "bad.py").write_text("from benchkit import Bench\nBench('Bad-Name')\n")
     done = run([PY, "bad.py"], tmp_path)
@@ -203,6 +204,7 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
     assert not csv.with_name("tanh_sum.compare.json").exists() and "no side file" in done.stderr  # first calls
 
 
+@pytest.mark.slow
 def test_a_bench_at_one_boundary_writes_the_side_file_a_site_reads(tmp_path):
     from benchsite import comparisons
 
