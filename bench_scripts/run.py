@@ -33,17 +33,14 @@ def keeping_sessions(publish: Publish) -> Publish:
     Here rather than before the whole session: only now is it known that every run of the
     figure succeeded (a failed figure keeps its old file, which needs no archive) and
     which machine folder the runs write. A file that cannot be archived (damaged) is
-    reported and replaced all the same: a new measurement is not held back by an old
-    file, whose raw CSV stays in git history."""
+    reported and replaced all the same (:func:`benchkit.archive.keep_before_replacing`)."""
     def publish_keeping(fig: runner.Figure, results: Path, staging: Path) -> runner.Outcome:
         try:
             machine, session = _identity(fig.parts[0])
-            old = results_file(results, machine, fig.stem)
-            if old.is_file():
-                for path in archive.archive(old, results, keep=[session]):
-                    print(f"kept the previous session: {path}", flush=True)
-        except (OSError, StopIteration, KeyError, IndexError, archive.ArchiveError) as err:
+        except (OSError, StopIteration, KeyError, IndexError) as err:  # its staged rows unreadable
             print(f"{fig.stem}: the previous session was not kept ({err})", file=sys.stderr, flush=True)
+        else:
+            archive.keep_before_replacing(results_file(results, machine, fig.stem), results, session)
         return publish(fig, results, staging)
     return publish_keeping
 

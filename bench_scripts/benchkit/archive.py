@@ -29,6 +29,7 @@ import io
 import os
 import re
 import statistics
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -239,3 +240,19 @@ def archive(path: Path, results: Path, keep: Iterable[str] = ()) -> list[Path]:
         _write(prov, gz(runs))
         written += [target, prov]
     return written
+
+
+def keep_before_replacing(old: Path, results: Path, session: str, *, quiet: bool = False) -> None:
+    """The sessions the results file ``old`` holds, kept (:func:`archive`) before a new session
+    ``session`` replaces it, so their pages and history stay on the site: what ``make bench``, a
+    ``Bench`` script and ``benchkit compare`` each do. A file that cannot be kept (damaged) is
+    reported on stderr and replaced all the same: a new measurement is not held back by an old
+    file, whose raw CSV stays in git history."""
+    if not old.is_file():
+        return
+    try:
+        for path in archive(old, results, keep=[session]):
+            if not quiet:
+                print(f"kept the previous session: {path}", file=sys.stderr, flush=True)
+    except (OSError, ArchiveError) as err:
+        print(f"{old}: the previous session was not kept ({err})", file=sys.stderr, flush=True)

@@ -52,7 +52,7 @@ FIRST_CALL_SAMPLES = 8  # first calls per run: each one compiles a fresh functio
 # Samples per function and run at least. The harness's own minimum is 5, sized for figures whose
 # budget buys many more; a millisecond call gets only a few dozen from the 50 ms budget, and on a
 # shared machine a slow stretch of a second can hold the median of fewer (the chapter's figure).
-MIN_SAMPLES = 30
+MIN_SAMPLES_PER_RUN = 30
 EXIT_USAGE, EXIT_MISMATCH, EXIT_FAILED = 2, 3, 4  # a worker's exit status, read by the parent
 
 
@@ -117,7 +117,7 @@ class Bench:
     ``--runs N`` and ``--results DIR`` on the script's command line override them."""
 
     def __init__(self, name: str, *, runs: int = runner.DEFAULT_RUNS, results: Path | str | None = None,
-                 repo: Path | str | None = None, margin: float = 0.10, min_samples: int = MIN_SAMPLES,
+                 repo: Path | str | None = None, margin: float = 0.10, min_samples: int = MIN_SAMPLES_PER_RUN,
                  argv: Sequence[str] | None = None, quiet: bool = False) -> None:
         if not NAME_RE.fullmatch(name):
             raise BenchError(f"Bench name {name!r}: lower-case letters, digits and '_', starting with a letter "
@@ -344,20 +344,7 @@ def run_processes(name: str, command: Command, runs: int, results: Path, *, quie
             parts.append(part)
         text, machine = runner._merge(name, parts, walls)
         out = layout.results_file(results, machine, name)
-        keep_previous(out, results, session, quiet=quiet)
+        archive.keep_before_replacing(out, results, session, quiet=quiet)
         write_atomic(out, text)  # a temporary file beside it, then one rename
     return out
 
-
-def keep_previous(out: Path, results: Path, session: str, *, quiet: bool = False) -> None:
-    """The session ``out`` holds now, kept under ``<results>/<machine>/sessions/`` before it is
-    replaced (as ``make bench`` keeps its figures'): its page and history stay on the site. A file
-    that cannot be kept is reported and replaced all the same; git history has its text."""
-    if not out.is_file():
-        return
-    try:
-        for path in archive.archive(out, results, keep=[session]):
-            if not quiet:
-                print(f"kept the previous session: {path}", file=sys.stderr)
-    except (OSError, archive.ArchiveError) as err:
-        print(f"{out}: the previous session was not kept ({err})", file=sys.stderr)

@@ -33,7 +33,7 @@ from typing import Any
 from . import layout, runner
 from .bench import (
     LABEL_RE,
-    MIN_SAMPLES,
+    MIN_SAMPLES_PER_RUN,
     NAME_RE,
     SIDE_FORMAT,
     TIMED_BOUNDARIES,
@@ -224,7 +224,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--boundary", default="completed", choices=TIMED_BOUNDARIES)
     p.add_argument("--runs", type=int, default=runner.DEFAULT_RUNS, help="worker processes (default %(default)s)")
     p.add_argument("--margin", type=float, default=0.10, help="equivalence margin (default 0.10: ±10 %%)")
-    p.add_argument("--min-samples", type=int, default=MIN_SAMPLES,
+    p.add_argument("--min-samples", type=int, default=MIN_SAMPLES_PER_RUN,
                    help="samples per version and run, at least (default %(default)s)")
     p.add_argument("--names", default="a,b", help="the two versions' labels (default a,b)")
     p.add_argument("--name", default="", help="the results file's name (default compare_<functions>)")
