@@ -54,7 +54,7 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 	elif [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
 	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
 	BENCH_CLAIMS=report $(MAKE) --no-print-directory site || status=$$?; \
-	$(PY) -m benchsite.claimcheck --results $(RESULTS) --failed || status=$$?; \
+	$(PY) -m benchsite.pages.claimcheck --results $(RESULTS) --failed || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 
 bench-smoke: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Every figure once at tiny sizes into .bench/smoke-results (results/ untouched, no site)
@@ -95,16 +95,16 @@ publish: ## After make site: site/ laid out for a static host in .bench/public/ 
 # A claim that does not hold on a reader's own machine is shown on its page and listed here; on the
 # declared reference machine (mkdocs.yml extra.bench.machine) it fails the strict build instead.
 claims: $(STAMP) ## Check every claim against a results folder: make claims [RESULTS=folder] [MACHINE=label]
-	$(PY) -m benchsite.claimcheck --results $(RESULTS) $(if $(MACHINE),--machine $(MACHINE))
+	$(PY) -m benchsite.pages.claimcheck --results $(RESULTS) $(if $(MACHINE),--machine $(MACHINE))
 
 compare: $(STAMP) ## Compare two results folders figure by figure: make compare A=<folder> B=<folder> [MACHINES=1]
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<machine> B=<machine> (folders in $(RESULTS)/)"; exit 2; }
-	$(PY) -m benchsite.compare $(A) $(B) --results $(RESULTS) $(if $(MACHINES),--machines)
+	$(PY) -m benchsite.views.compare $(A) $(B) --results $(RESULTS) $(if $(MACHINES),--machines)
 
-# Each sample grouped by the cell measured just before it (benchsite/carryover.py; docs/diagnosing/harness.md).
+# Each sample grouped by the cell measured just before it (benchsite/views/carryover.py; docs/diagnosing/harness.md).
 carryover: $(STAMP) ## Carry-over between a figure's cells: make carryover MACHINE=label [RESULTS=folder] [FIG=fig-id]
 	@test -n "$(MACHINE)" || { echo "usage: make carryover MACHINE=<machine> [FIG=fig-id] (folders in $(RESULTS)/)"; exit 2; }
-	$(PY) -m benchsite.carryover $(RESULTS)/$(MACHINE) $(if $(FIG),--figure $(FIG))
+	$(PY) -m benchsite.views.carryover $(RESULTS)/$(MACHINE) $(if $(FIG),--figure $(FIG))
 
 serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from benchkit import results
-from benchsite import pages
-from benchsite.figures import Figure
-from benchsite.markers import Context, expand
+from benchsite.model.figures import Figure
+from benchsite.pages import pages
+from benchsite.pages.markers import Context, expand
 from conftest import smoke_run
 from test_results import make_row
 

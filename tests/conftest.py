@@ -113,7 +113,7 @@ def damaged_results(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def damaged_strict_twice(damaged_results, tmp_path_factory) -> tuple[list, Path]:
     """Two strict builds of ``damaged_results`` with one new cache: the first cold, with worker
-    processes filling the cache before the build (benchsite/parallel.py), the second on that
+    processes filling the cache before the build (benchsite/build/parallel.py), the second on that
     cache. ([both mkdocs runs], the cache)."""
     tmp = tmp_path_factory.mktemp("strict")
     cache = {"BENCH_CACHE": str(tmp / "cache"), "BENCH_JOBS": "2"}
@@ -138,7 +138,7 @@ def damaged_lenient(damaged_results, tmp_path_factory) -> tuple[Path, subprocess
 # is marked slow (pytest.mark.slow). The check below keeps the fast tier fast: a program started
 # while a test not marked slow runs (its fixtures included) fails that test, except these: git
 # answers in milliseconds, jupytext asks pandoc for its version when it is first imported, and
-# platform.processor() asks uname. Forked workers (benchsite/parallel.py) start no program.
+# platform.processor() asks uname. Forked workers (benchsite/build/parallel.py) start no program.
 CHEAP = {"git", "pandoc", "uname"}
 _running: list = []  # the test whose setup, call or teardown runs now (fixtures included)
 

@@ -1,4 +1,4 @@
-"""The chart kit (benchsite/axes.py): text widths, nice linear and log ticks, tick labels; and that
+"""The chart kit (benchsite/views/axes.py): text widths, nice linear and log ticks, tick labels; and that
 every SVG chart engine takes them from it instead of keeping its own."""
 
 import ast
@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import axes, buildcache, fmt
+from benchsite.build import buildcache
+from benchsite.views import axes, fmt
 
-PACKAGE = Path(axes.__file__).resolve().parent
-ENGINES = ("chart.py", "roofline.py", "history.py", "timeline.py")
+PACKAGE = Path(axes.__file__).resolve().parents[1]  # benchsite/
+ENGINES = ("views/chart.py", "views/roofline.py", "pages/history.py", "views/timeline.py")
 
 
 # --- text width ----------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_every_chart_engine_takes_its_widths_and_ticks_from_the_kit():
     for name in ENGINES:
         source = (PACKAGE / name).read_text(encoding="utf-8")
         tree = ast.parse(source)
-        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "benchsite.views"
                     for a in n.names}
         assert "axes" in imported, name
         assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
@@ -137,12 +138,12 @@ def test_every_chart_engine_takes_its_widths_and_ticks_from_the_kit():
 def test_the_chart_cache_key_reads_the_kit():
     """A chart is cached by the code that draws it (buildcache.CHART_CODE, a list): the kit and its
     template must be on it, or an edit to them would leave a warm build serving old charts."""
-    for needed in ("axes.py", "templates/axes.html", "chart.py", "templates/chart.html"):
+    for needed in ("views/axes.py", "views/templates/axes.html", "views/chart.py", "views/templates/chart.html"):
         assert needed in buildcache.CHART_CODE
-    chart_src = (PACKAGE / "chart.py").read_text(encoding="utf-8")
-    for module in re.findall(r"^from \. import (.+)$", chart_src, re.M):
+    chart_src = (PACKAGE / "views" / "chart.py").read_text(encoding="utf-8")
+    for layer, module in re.findall(r"^from benchsite\.(\w+) import (.+)$", chart_src, re.M):
         for name in module.split(", "):
-            assert f"{name}.py" in buildcache.CHART_CODE, name
+            assert f"{layer}/{name}.py" in buildcache.CHART_CODE, name
     imported = re.findall(r'{% (?:from|import|include|extends) "([^"]+)"',
-                          (PACKAGE / "templates" / "chart.html").read_text(encoding="utf-8"))
-    assert imported and all(f"templates/{t}" in buildcache.CHART_CODE for t in imported)
+                          (PACKAGE / "views" / "templates" / "chart.html").read_text(encoding="utf-8"))
+    assert imported and all(f"views/templates/{t}" in buildcache.CHART_CODE for t in imported)

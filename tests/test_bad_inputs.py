@@ -4,7 +4,7 @@ import pytest
 
 from benchkit import results
 from benchkit.schema import COLUMNS
-from benchsite.load import ResultFile, ResultsError, load
+from benchsite.model.load import ResultFile, ResultsError, load
 from conftest import REFERENCE, REPO
 from test_results import make_row
 

@@ -15,7 +15,7 @@ from test_bad_inputs import drop_column, replace_cell
 from test_comparisons import other_variants, write_comparison
 
 from benchkit.schema import figure_id_for
-from benchsite.figures import all_figures
+from benchsite.model.figures import all_figures
 from conftest import REFERENCE, REPO, build_site
 
 pytestmark = pytest.mark.slow  # every test here reads a real mkdocs build
@@ -40,7 +40,7 @@ DAMAGE = {
 }
 
 
-# Results with no figure script (benchsite/comparisons.py): stem -> (the side file's text, or None for
+# Results with no figure script (benchsite/model/comparisons.py): stem -> (the side file's text, or None for
 # none, and what the build must say). A damaged side file is a damaged results file; no side file, an orphan.
 COMPARISONS = {
     "compare_bad_json": ('{"format": 1,\n "title": "x",,\n}', r"compare_bad_json\.compare\.json:2: not valid JSON"),

@@ -8,9 +8,9 @@ import pytest
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit.schema import SCHEMA_VERSION
-from benchsite import pages
-from benchsite.catalog import Catalog, Unavailable
-from benchsite.markers import Context, expand
+from benchsite.model.catalog import Catalog, Unavailable
+from benchsite.pages import pages
+from benchsite.pages.markers import Context, expand
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 

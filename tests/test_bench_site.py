@@ -124,7 +124,7 @@ def test_the_scaling_tool_adds_the_steps_up_to_the_build():
 
 
 def test_a_rebuild_over_the_last_site_leaves_only_the_new_one(built, repo_copy, tmp_path):
-    """The last build's pages are removed while the next build runs (benchsite/sitedir.py): the
+    """The last build's pages are removed while the next build runs (benchsite/build/sitedir.py): the
     rebuilt folder holds what a build into an empty one holds, and the hidden entries mkdocs'
     own clean keeps (a gh-pages checkout's .git)."""
     out = tmp_path / "site"

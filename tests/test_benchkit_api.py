@@ -19,7 +19,7 @@ import pytest
 from benchkit import Bench, BenchError, Report, verdicts
 from benchkit.bench import _Cell, measure_cells
 from benchkit.results import read_rows
-from benchsite.load import ResultFile, load
+from benchsite.model.load import ResultFile, load
 
 PY = sys.executable
 
@@ -206,7 +206,7 @@ def test_the_five_line_example_writes_a_results_file_the_site_reads(tmp_path):
 
 @pytest.mark.slow
 def test_a_bench_at_one_boundary_writes_the_side_file_a_site_reads(tmp_path):
-    from benchsite import comparisons
+    from benchsite.model import comparisons
 
     (tmp_path / "two.py").write_text(textwrap.dedent("""\
         import jax, jax.numpy as jnp

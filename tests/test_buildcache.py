@@ -7,11 +7,12 @@ from markupsafe import escape
 
 from benchfixtures import demo_figure, write_machine
 from benchkit import provenance
-from benchsite import buildcache, render
-from benchsite.buildcache import BuildCache
-from benchsite.catalog import CodeHash
-from benchsite.load import ResultFile, load
-from benchsite.table import Table
+from benchsite.build import buildcache
+from benchsite.build.buildcache import BuildCache
+from benchsite.model.catalog import CodeHash
+from benchsite.model.load import ResultFile, load
+from benchsite.model.table import Table
+from benchsite.views import render
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def test_changed_samples_draw_a_new_chart(setup):
 
 
 def test_the_chart_key_covers_the_code_that_draws_axis_labels():
-    assert "fmt.py" in buildcache.CHART_CODE and "chart.py" in buildcache.CHART_CODE
+    assert "views/fmt.py" in buildcache.CHART_CODE and "views/chart.py" in buildcache.CHART_CODE
 
 
 def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):
@@ -121,7 +122,7 @@ def test_a_validated_file_is_read_back_until_its_bytes_change(tmp_path):
 
 
 def test_a_chart_drawn_by_one_build_cache_is_read_back_by_another(tmp_path, monkeypatch):
-    """What a warming worker draws (benchsite/parallel.py), the build reads back from disk."""
+    """What a warming worker draws (benchsite/build/parallel.py), the build reads back from disk."""
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     fig = demo_figure(tmp_path)
     tabs = [table_of(write_machine(tmp_path / "results", m, scale=s), fig) for m, s in (("cpu-a", 1), ("cpu-b", 2))]

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from benchkit import results
-from benchsite import calibration, stats
-from benchsite.catalog import Catalog
-from benchsite.figures import Figure
-from benchsite.markers import Context, MarkerError, expand
+from benchsite.model import calibration, stats
+from benchsite.model.catalog import Catalog
+from benchsite.model.figures import Figure
+from benchsite.pages.markers import Context, MarkerError, expand
 from test_results import make_row
 
 DRIFT = [1.0, 1.03, 0.97, 1.02, 0.98, 1.01, 0.99, 1.04, 0.96]  # one per run, shared by A and B

@@ -1,4 +1,4 @@
-"""A caption edit is not a code change (benchsite/caption_edits.csv, staleness.py): each declared
+"""A caption edit is not a code change (benchsite/model/caption_edits.csv, staleness.py): each declared
 edit is checked against git history, so the ledger cannot excuse an edit to what a script measures."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from benchsite.staleness import CAPTION_EDITS, CodeHash, caption_aliases, stale_reason
+from benchsite.model.staleness import CAPTION_EDITS, CodeHash, caption_aliases, stale_reason
 from conftest import REPO
 
 

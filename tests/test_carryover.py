@@ -1,4 +1,4 @@
-"""The carry-over diagnostic (benchsite/carryover.py) on constructed runs whose carry-over is known:
+"""The carry-over diagnostic (benchsite/views/carryover.py) on constructed runs whose carry-over is known:
 a preceding cell that slows the next sample by a set factor is found, with a verdict; one that
 does not is not called carry-over; the ``after`` column and ``seq`` give the same answer."""
 
@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsite import carryover, stats
+from benchsite.model import stats
+from benchsite.views import carryover
 
 CELLS = [("light", "n=8", 10e-6), ("heavy", "n=512", 1e-3), ("light", "n=64", 50e-6)]
 
@@ -147,9 +148,9 @@ def test_the_table_and_the_count_say_what_was_computed():
 
 def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_path):
     from benchkit import results
-    from benchsite.catalog import Catalog
-    from benchsite.figures import Figure
-    from benchsite.markers import Context, expand
+    from benchsite.model.catalog import Catalog
+    from benchsite.model.figures import Figure
+    from benchsite.pages.markers import Context, expand
     from test_results import make_row
 
     script = tmp_path / "demo.py"

@@ -1,4 +1,4 @@
-"""Charts of every sample (benchsite/chart.py): what the reader sees, and what the tooltip reads back."""
+"""Charts of every sample (benchsite/views/chart.py): what the reader sees, and what the tooltip reads back."""
 
 import html
 import math
@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsite import buildcache, chart
-from benchsite.figures import Figure
-from benchsite.render import panel_chart
-from benchsite.table import Table
+from benchsite.build import buildcache
+from benchsite.model.figures import Figure
+from benchsite.model.table import Table
+from benchsite.views import chart
+from benchsite.views.render import panel_chart
 
 PANEL = re.compile(r"<svg class=\"bench-svg bench-panel\"(.*?)</svg>", re.S)
 UNIT = r"(s|ms|µs|ns)"
@@ -159,8 +160,8 @@ def test_the_chart_stays_small():
 
 def test_the_cache_key_covers_every_file_that_draws_a_chart():
     code = set(buildcache.CHART_CODE)
-    assert {"chart.py", "templates/chart.html", "fmt.py", "html.py", "render.py"} <= code
-    package = Path(chart.__file__).parent
+    assert {"views/chart.py", "views/templates/chart.html", "views/fmt.py", "views/html.py", "views/render.py"} <= code
+    package = Path(chart.__file__).parents[1]
     assert all((package / name).is_file() for name in code)
 
 
@@ -169,7 +170,7 @@ def test_variants_a_machine_did_not_measure_are_named_not_drawn_as_empty_columns
     accelerator: on a CPU its tables had two columns of dashes and its charts two empty slots, as
     if the measurement had failed. A machine's table and chart show the variants it measured, in
     the figure's order, and its meta line names the others."""
-    from benchsite.render import table
+    from benchsite.views.render import table
 
     fig = Figure(id="fig-demo", stem="demo", script=tmp_path / "demo.py", title="Demo", caption="c",
                  chapter="index.md", variants=("float32", "bfloat16", "float64"), group_by=("n",))

@@ -8,10 +8,11 @@ import ast
 import pytest
 
 from benchfixtures import demo_figure, write_machine
-from benchsite import claimcheck, claims
-from benchsite.catalog import Catalog
-from benchsite.load import ResultFile, load
-from benchsite.table import Table
+from benchsite.model.catalog import Catalog
+from benchsite.model.load import ResultFile, load
+from benchsite.model.table import Table
+from benchsite.pages import claimcheck
+from benchsite.views import claims
 
 
 def demo_table(tmp_path, slow_run0: float = 1.0, runs: int = 3) -> Table:
@@ -94,7 +95,7 @@ def test_every_claim_is_borne_out_by_every_run_of_the_reference():
     """Issue 37: a claim that holds in only some runs is a sentence about noise. A claim that
     compares raw numbers must hold in each run alone; one that rests on a verdict (faster,
     slower, result) is decided by the paired rule, which already weighs the runs."""
-    from benchsite.claim_syntax import parse, split
+    from benchsite.model.claim_syntax import parse, split
 
     declared = claimcheck.declared_machine()
     cat = Catalog.build(claimcheck.REPO / "results", preferred=declared, declared=declared)

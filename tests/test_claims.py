@@ -1,4 +1,4 @@
-"""Claims: sentences checked against the data beside them (benchsite/claims.py).
+"""Claims: sentences checked against the data beside them (benchsite/views/claims.py).
 
 Small tables first (a claim that holds, one that does not, what the build reads), then the real
 pages: the committed results pass, and the same results with one variant scaled in several
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from benchfixtures import demo_figure, write_machine
-from benchsite import claims
-from benchsite.figures import CLAIM, FigureError, all_figures, read_figure
-from benchsite.load import ResultFile, load
-from benchsite.table import Table
+from benchsite.model.figures import CLAIM, FigureError, all_figures, read_figure
+from benchsite.model.load import ResultFile, load
+from benchsite.model.table import Table
+from benchsite.views import claims
 from conftest import REFERENCE, REPO, build_site
 
 
@@ -265,7 +265,8 @@ def test_how_many_claims_the_site_carries():
 # --- outlying clusters: shown under the table, and a claim can count them -----------------------
 
 def test_a_run_with_a_cluster_of_slow_samples_is_named_with_how_many_and_how_far(tmp_path):
-    from benchsite import outliers, render
+    from benchsite.model import outliers
+    from benchsite.views import render
 
     path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
     frame = load(ResultFile("cpu-a", "demo", path))

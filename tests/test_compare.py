@@ -5,10 +5,11 @@ import pytest
 
 from benchfixtures import demo_figure
 from benchkit import results
-from benchsite import compare, stats
-from benchsite.catalog import Catalog
-from benchsite.load import ResultFile, load
-from benchsite.table import Table, groups
+from benchsite.model import stats
+from benchsite.model.catalog import Catalog
+from benchsite.model.load import ResultFile, load
+from benchsite.model.table import Table, groups
+from benchsite.views import compare
 from test_results import make_row
 
 # The version 2 provenance of one machine: what a session on it records.

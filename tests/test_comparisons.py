@@ -13,9 +13,9 @@ import benchfixtures
 from benchfixtures import render_page, write_machine
 from benchkit import results
 from benchkit.schema import figure_id_for
-from benchsite import comparisons
-from benchsite.catalog import Catalog
-from benchsite.markers import Context, expand
+from benchsite.model import comparisons
+from benchsite.model.catalog import Catalog
+from benchsite.pages.markers import Context, expand
 from test_results import make_row
 
 docs = benchfixtures.docs
@@ -178,7 +178,7 @@ def test_a_chapter_that_embeds_a_comparison_shows_its_recorded_source(tmp_path, 
 def test_a_comparisons_chapter_link_is_the_section_on_the_command(tmp_path, docs):
     """A comparison is embedded in no chapter; "in its chapter" names the section that explains the
     command that made it, and says no chapter while that page does not exist."""
-    from benchsite.pages import NO_CHAPTER, chapter_link
+    from benchsite.pages.pages import NO_CHAPTER, chapter_link
 
     root = tmp_path / "results"
     write_comparison(root)

@@ -11,7 +11,7 @@ import pytest
 
 from benchkit import runner
 from benchkit.schema import SCHEMA_VERSION
-from benchsite.load import ResultFile, load
+from benchsite.model.load import ResultFile, load
 from conftest import REPO
 
 BENCH = REPO / "bench_scripts"

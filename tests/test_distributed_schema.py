@@ -6,7 +6,7 @@ import pytest
 
 from benchkit import results
 from benchkit.schema import COLUMNS, READABLE_VERSIONS, SCHEMA_VERSION, V1_MISSING, V2_MISSING, V3_MISSING
-from benchsite.load import ResultFile, ResultsError, header_version, load
+from benchsite.model.load import ResultFile, ResultsError, header_version, load
 from test_results import make_row
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from benchkit import archive
-from benchsite import load, sessions
-from benchsite.catalog import Catalog, Unavailable
-from benchsite.figures import all_figures
+from benchsite.model import load, sessions
+from benchsite.model.catalog import Catalog, Unavailable
+from benchsite.model.figures import all_figures
 from conftest import REFERENCE, REPO
 
 SEED = 20261205

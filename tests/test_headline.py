@@ -5,9 +5,9 @@ import textwrap
 import pytest
 
 from benchfixtures import demo_figure, write_machine
-from benchsite.figures import FigureError, read_figure
-from benchsite.load import ResultFile, load
-from benchsite.table import Table
+from benchsite.model.figures import FigureError, read_figure
+from benchsite.model.load import ResultFile, load
+from benchsite.model.table import Table
 
 
 def headline(frame, fig):
@@ -78,8 +78,8 @@ def test_a_ratio_of_two_variants_is_checked(tmp_path):
 def test_a_declared_headline_the_data_lacks_is_a_warning_naming_the_script(tmp_path):
     from types import SimpleNamespace
 
-    from benchsite import markers
-    from benchsite.catalog import Catalog
+    from benchsite.model.catalog import Catalog
+    from benchsite.pages import markers
 
     write_machine(tmp_path / "r", "cpu-a")
     fig = demo_figure(tmp_path, headline=(("n", "4096"),))
@@ -92,7 +92,7 @@ def test_a_declared_headline_the_data_lacks_is_a_warning_naming_the_script(tmp_p
 def test_every_figure_declares_the_cell_it_exists_for_and_the_data_has_it():
     """The /bench index quotes the declared cell, not the last row: e.g. pytree-block's effect is
     the cheap-first program (its last row, one-jit, is the case where blocking one leaf is fine)."""
-    from benchsite.catalog import Catalog
+    from benchsite.model.catalog import Catalog
     from conftest import REFERENCE, REPO
 
     cat = Catalog.build(REPO / "results", preferred=REFERENCE, bench_dir=REPO / "bench_scripts")
@@ -130,7 +130,7 @@ def test_a_named_pairs_ratio_divides_each_run_by_the_same_run(tmp_path, frame):
     (stats.paired_runs): over the runs both variants have, run r by run r, whatever the order."""
     import numpy as np
 
-    from benchsite import stats
+    from benchsite.model import stats
 
     keep = ~((frame["variant"] == "fast") & (frame["run"] == 0))  # fast lost its run 0
     part = frame[keep].iloc[::-1]  # and the rows come in reverse

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from benchsite import lesson_outputs
+from benchsite.pages import lesson_outputs
 from conftest import REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,9 +180,9 @@ def current_run() -> nbformat.NotebookNode:
 
 def test_comparisons_are_interleaved_and_judged_by_the_sites_paired_rule() -> None:
     """Issue 37: the 'honest' comparison timed one version after the other and the prose called
-    the ratio; now alternating rounds and benchsite.stats.paired_verdict print the verdict."""
+    the ratio; now alternating rounds and benchsite.model.stats.paired_verdict print the verdict."""
     source = "\n".join(c.source for c in code_cells(nbformat.read(NOTEBOOK, as_version=4)))
-    assert "from benchsite.stats import paired_verdict" in (LESSONS / "lesson_kit.py").read_text()
+    assert "from benchsite.model.stats import paired_verdict" in (LESSONS / "lesson_kit.py").read_text()
     assert source.count("print(judge(") == 2
     assert "((0, 1) if r % 2 == 0 else (1, 0))" in source  # a b, b a, a b, ...
     verdicts = re.findall(r"^(.*), interleaved: (a result|not a result yet)$", stream_text(current_run()), re.M)

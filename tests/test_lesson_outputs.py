@@ -1,4 +1,4 @@
-"""Which machine's executed lesson the page shows (benchsite/lesson_outputs.py), and what the
+"""Which machine's executed lesson the page shows (benchsite/pages/lesson_outputs.py), and what the
 plugin logs about it: the machine the prose quotes, else the reference, else any other; only a
 run of today's code cells; a damaged copy is a message naming the file, never a traceback."""
 
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchsite import lesson_outputs as lo
-from benchsite.lesson_plugin import Plugin
+from benchsite.build.lesson_plugin import Plugin
+from benchsite.pages import lesson_outputs as lo
 
 NAME = "lesson.ipynb"
 

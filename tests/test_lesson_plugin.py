@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from benchsite import lesson_plugin
+from benchsite.build import lesson_plugin
 from conftest import REPO
 
 

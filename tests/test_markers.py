@@ -7,9 +7,9 @@ import pytest
 
 from benchkit import results
 from benchkit.runner import DEFAULT_RUNS
-from benchsite.catalog import Catalog
-from benchsite.figures import Figure
-from benchsite.markers import Context, MarkerError, expand
+from benchsite.model.catalog import Catalog
+from benchsite.model.figures import Figure
+from benchsite.pages.markers import Context, MarkerError, expand
 from test_results import make_row
 
 # The columns results schema version 2 added, with the values one session would record.

@@ -5,12 +5,12 @@ import pytest
 
 from benchkit import provenance, results
 from benchkit.schema import format_params
-from benchsite import metrics
-from benchsite.catalog import Catalog, CodeHash
-from benchsite.figures import Figure, FigureError, read_figure
-from benchsite.markers import Context, MarkerError, expand
-from benchsite.render import machine_panel, table
-from benchsite.table import Table
+from benchsite.model import metrics
+from benchsite.model.catalog import Catalog, CodeHash
+from benchsite.model.figures import Figure, FigureError, read_figure
+from benchsite.model.table import Table
+from benchsite.pages.markers import Context, MarkerError, expand
+from benchsite.views.render import machine_panel, table
 from test_results import make_row
 
 MACHINE = "cpu-test-2c"

@@ -1,4 +1,4 @@
-"""Warming the build cache in worker processes (benchsite/parallel.py), with jobs whose effects
+"""Warming the build cache in worker processes (benchsite/build/parallel.py), with jobs whose effects
 are files the test can count: each job runs once, a failed or killed job is left to the build,
 a job that ran to the end is not run again, and nothing a worker says reaches the build's log.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import parallel
+from benchsite.build import parallel
 
 
 def clean(case, tmp_path: Path, jobs: str = "2") -> None:

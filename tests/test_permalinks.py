@@ -12,7 +12,7 @@ import pytest
 from test_sessions import keep_as, rewrite
 
 from benchkit import archive
-from benchsite import urls
+from benchsite.core import urls
 from conftest import REFERENCE, REPO, build_site
 
 STEM, FIG = "naive_vs_blocked", "fig-naive-vs-blocked"
@@ -193,7 +193,7 @@ def git_show(sha: str, rel: str) -> bytes:
 
 
 def test_data_commits_skip_changed_untracked_and_outside_files(tmp_path):
-    from benchsite import gitdata
+    from benchsite.core import gitdata
 
     run = functools.partial(subprocess.run, cwd=tmp_path, check=True, capture_output=True)
     run(["git", "init", "-q"])

@@ -198,9 +198,9 @@ def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_can
     (inode, times: a fresh checkout never repeats one) are removed after the build, before the
     cache is saved, or they would grow with every build; which folders those are is asked of the
     code that writes them."""
-    from benchsite import parallel
-    from benchsite.buildcache import BuildCache
-    from benchsite.cachefile import cache_dir
+    from benchsite.build import parallel
+    from benchsite.build.buildcache import BuildCache
+    from benchsite.core.cachefile import cache_dir
 
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]["steps"]
     at = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@"))

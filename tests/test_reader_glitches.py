@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchsite import fmt, notebook_page, render, walltime
+from benchsite.build import notebook_page
+from benchsite.views import fmt, render, walltime
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +30,7 @@ def _panel_frame(samples_per_run: list[int]) -> pd.DataFrame:
 def test_the_panel_meta_line_says_10_samples_not_10_to_10():
     assert render._meta(_panel_frame([10, 10, 10]))["samples"] == "10 samples"
     assert render._meta(_panel_frame([3, 10]))["samples"] == "3–10 samples"
-    template = (REPO / "benchsite/templates/panel.html").read_text()
+    template = (REPO / "benchsite/views/templates/panel.html").read_text()
     assert "{{ meta.samples }} samples" not in template and "sample(s)" not in template
 
 
@@ -124,7 +125,7 @@ def test_the_notebook_page_keeps_only_the_css_it_uses():
 def test_provenance_lists_one_scratch_folder_not_one_per_run():
     import pandas as pd
 
-    from benchsite.render import _distinct
+    from benchsite.views.render import _distinct
 
     frame = pd.DataFrame({"compilation_cache": ["on:/tmp/bench-first-use-cache-24x2urgu",
                                                 "on:/tmp/bench-first-use-cache-9kq1zz0a", "off"]})
@@ -135,8 +136,8 @@ def _two_row_table(root: Path):
     """Three runs of two rows: run r of n=8 is (1 + r/10) and of n=16 (1 + r/2) times slower."""
     from benchfixtures import demo_figure
     from benchkit import results
-    from benchsite.catalog import Catalog
-    from benchsite.table import Table
+    from benchsite.model.catalog import Catalog
+    from benchsite.model.table import Table
     from test_results import make_row
 
     fig = demo_figure(root)
@@ -168,8 +169,8 @@ def test_the_wall_time_section_names_a_figure_it_left_out_for_invalid_results(tm
     """A refused results file drops its figure from the suite's sums; the section says which and
     why, in an error box, and reports it (a strict build fails), rather than summing less."""
     from benchfixtures import demo_figure, write_machine
-    from benchsite.catalog import Catalog
-    from benchsite.markers import Context, expand
+    from benchsite.model.catalog import Catalog
+    from benchsite.pages.markers import Context, expand
 
     root = tmp_path / "results"
     good = demo_figure(tmp_path)

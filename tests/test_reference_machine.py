@@ -5,9 +5,9 @@ reference (issue 37)."""
 from __future__ import annotations
 
 from benchfixtures import demo_figure, write_machine
-from benchsite import claims
-from benchsite.catalog import Catalog
-from benchsite.markers import Context, expand
+from benchsite.model.catalog import Catalog
+from benchsite.pages.markers import Context, expand
+from benchsite.views import claims
 
 FALSE = '<!-- bench:claim fig-demo median("fast", n=8) > median("slow", n=8) -->fast is slower<!-- /bench:claim -->'
 
@@ -64,7 +64,7 @@ def test_without_a_declared_machine_every_machine_counts_as_the_reference(tmp_pa
 
 def test_session_health_names_a_run_that_disturbed_every_figure_and_a_busy_machine(tmp_path):
     from benchkit import results
-    from benchsite import yours
+    from benchsite.pages import yours
     from test_results import make_row
 
     def machine(name: str, load: float, slow_run: int | None) -> None:
@@ -86,7 +86,7 @@ def test_session_health_names_a_run_that_disturbed_every_figure_and_a_busy_machi
 
 def test_session_health_prefers_the_load_measured_over_the_runs(tmp_path):
     from benchkit import results
-    from benchsite import yours
+    from benchsite.pages import yours
     from test_results import make_row
 
     # The load average at the start says busy; what other processes did during the runs says quiet.

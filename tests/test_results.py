@@ -7,7 +7,7 @@ import pytest
 
 from benchkit import provenance, results
 from benchkit.schema import COLUMNS, SCHEMA_VERSION, format_params, parse_params
-from benchsite.load import ResultFile, load
+from benchsite.model.load import ResultFile, load
 
 
 def test_readme_documents_exactly_the_schema_columns():

@@ -1,4 +1,4 @@
-"""benchsite/roofline.py and its vendor table: pure computations on synthetic data."""
+"""benchsite/views/roofline.py and its vendor table: pure computations on synthetic data."""
 
 import csv
 import math
@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from benchsite import axes, roofline
+from benchsite.views import axes, roofline
 
 
 def test_every_vendor_row_names_its_source():
@@ -151,7 +151,7 @@ def test_panel_section_says_when_the_machine_has_no_ceilings_and_is_empty_withou
 def test_rows_and_ceilings_from_different_sessions_are_said_to_be():
     import pandas as pd
 
-    from benchsite import roofline
+    from benchsite.views import roofline
 
     same = pd.DataFrame({"session_id": ["s1", "s1"]})
     other = pd.DataFrame({"session_id": ["s2"]})

@@ -11,7 +11,7 @@ import pytest
 
 from benchkit import runner
 from benchsite import BENCH_DIR
-from benchsite.load import ResultFile, load
+from benchsite.model.load import ResultFile, load
 from conftest import REPO, smoke_run
 
 BENCH = REPO / "bench_scripts"

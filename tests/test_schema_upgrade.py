@@ -6,8 +6,8 @@ import pytest
 
 from benchkit import provenance, results
 from benchkit.schema import COLUMNS, V1_MISSING, V3_MISSING
-from benchsite.catalog import CodeHash, stale_reason
-from benchsite.load import ResultFile, ResultsError, load
+from benchsite.model.catalog import CodeHash, stale_reason
+from benchsite.model.load import ResultFile, ResultsError, load
 from test_results import make_row
 
 
@@ -77,7 +77,7 @@ def test_staleness_names_what_changed():
 
 def test_a_harness_change_marks_every_figure_stale(tmp_path):
     from benchfixtures import demo_figure, write_machine
-    from benchsite.catalog import Catalog
+    from benchsite.model.catalog import Catalog
 
     fig = demo_figure(tmp_path)
     sha = provenance.sha256_file(fig.script)
@@ -92,7 +92,7 @@ def test_a_harness_change_marks_every_figure_stale(tmp_path):
 def test_a_version_2_file_that_lost_a_column_is_told_which(tmp_path):
     """The missing column is named against the version the header is closest to, not today's."""
     from benchkit.schema import V2_MISSING
-    from benchsite import load
+    from benchsite.model import load
 
     header = [c for c in load.V2_COLUMNS if c != "time_s"]
     path = tmp_path / "x.csv"

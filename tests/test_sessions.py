@@ -16,9 +16,9 @@ import pytest
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit import archive
-from benchsite import sessions, stats
-from benchsite.catalog import Catalog
-from benchsite.load import param_columns
+from benchsite.model import sessions, stats
+from benchsite.model.catalog import Catalog
+from benchsite.model.load import param_columns
 from conftest import REFERENCE, REPO
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
@@ -178,7 +178,8 @@ def test_the_latest_session_is_compacted_from_the_loaders_records_as_from_the_fi
     reads that back without reading the file again. Also for a file with CRLF line ends and a
     quoted cell (csv quoting the archiver's reader and the validator's must agree on)."""
     from benchkit.layout import ResultFile
-    from benchsite import cachefile, load
+    from benchsite.core import cachefile
+    from benchsite.model import load
 
     files = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[:3]
     crlf = tmp_path / "crlf" / REFERENCE / files[0].name
@@ -205,7 +206,8 @@ def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
     archiver as the bytes are: a file with a cell that spans lines gives the session cache
     nothing, and the history compacts the file as the archiver will."""
     from benchkit.layout import ResultFile
-    from benchsite import cachefile, load
+    from benchsite.core import cachefile
+    from benchsite.model import load
 
     source = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[0]
     path = tmp_path / REFERENCE / source.name
@@ -225,7 +227,8 @@ def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
 
 def test_a_file_that_does_not_validate_leaves_no_session_texts(tmp_path):
     from benchkit.layout import ResultFile
-    from benchsite import cachefile, load
+    from benchsite.core import cachefile
+    from benchsite.model import load
 
     path = tmp_path / REFERENCE / "dispatch_vs_completion.csv"
     path.parent.mkdir(parents=True)
@@ -359,7 +362,7 @@ def test_the_machine_page_shows_each_session_and_the_step_between(tmp_path, docs
 
 
 def pages_of(cat):
-    from benchsite import pages
+    from benchsite.pages import pages
     return pages.generated_pages(cat)
 
 
@@ -478,7 +481,7 @@ def test_run_py_needs_no_pandas():
 def test_an_upgrade_is_compared_across_the_jax_versions_not_the_last_two_sessions():
     import pytest
 
-    from benchsite.history import _pair
+    from benchsite.pages.history import _pair
 
     class Fake:
         def __init__(self, sid, jax):
@@ -497,7 +500,7 @@ def test_an_upgrade_is_compared_across_the_jax_versions_not_the_last_two_session
 
 
 def test_two_sessions_can_be_named():
-    from benchsite.history import _pair
+    from benchsite.pages.history import _pair
 
     class Fake:
         def __init__(self, sid):

@@ -1,4 +1,4 @@
-"""The last build's site is moved aside and removed while the next build runs (benchsite/sitedir.py):
+"""The last build's site is moved aside and removed while the next build runs (benchsite/build/sitedir.py):
 what mkdocs' own clean would leave (hidden entries) stays, and nothing of the old site is left."""
 
 import logging
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from benchsite import sitedir
+from benchsite.build import sitedir
 from conftest import load_hook
 
 
@@ -209,7 +209,7 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     """Every download and every generated page lies in a folder the hook keeps; ``mkdocs serve``
     keeps nothing (it builds into a temporary folder, with drafts)."""
     from benchkit import layout
-    from benchsite import urls
+    from benchsite.core import urls
 
     bench = load_hook("bench", monkeypatch)
     results = tmp_path / "results"

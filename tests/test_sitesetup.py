@@ -1,6 +1,6 @@
 """The two caching hooks (docs/.hooks/bench.py for the pages it generates, render_cache.py for the
 chapters) key their entries on one digest of the site's set-up and count reports by one rule
-(benchsite/sitesetup.py): a change that shapes a page makes every cached page afresh, whichever
+(benchsite/build/sitesetup.py): a change that shapes a page makes every cached page afresh, whichever
 hook kept it, and a page that reported anything is kept by neither. The generated pages'
 writer also gives each page its own anchors (links into it are checked against them)."""
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchsite import sitesetup
+from benchsite.build import sitesetup
 from conftest import load_hook
 
 

@@ -11,7 +11,7 @@ import trace_gaps as tg
 
 from benchfixtures import figure_literal, run_worker
 from benchkit import Config, Recorder, profiles
-from benchsite import timeline
+from benchsite.views import timeline
 from conftest import REPO
 
 SCRIPT = REPO / "bench_scripts" / "trace_gaps.py"

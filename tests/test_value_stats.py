@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from benchkit import results
-from benchsite import stats, table
-from benchsite.catalog import Catalog
-from benchsite.figures import Figure
-from benchsite.markers import Context, expand
+from benchsite.model import stats, table
+from benchsite.model.catalog import Catalog
+from benchsite.model.figures import Figure
+from benchsite.pages.markers import Context, expand
 from test_results import make_row
 
 # Run r's isolated samples: 1, 2, 3 and a 10 ms stall, all scaled by (1 + r/10).

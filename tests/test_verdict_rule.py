@@ -1,4 +1,4 @@
-"""The verdict rules (benchsite/stats.py, docs/verdicts.md): simulated error rates
+"""The verdict rules (benchsite/model/stats.py, docs/verdicts.md): simulated error rates
 within bounds, and the cases that made the old overlap rule flip."""
 
 import math
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchkit import verdicts
-from benchsite import stats
+from benchsite.model import stats
 
 
 @pytest.fixture(scope="module")
@@ -280,10 +280,10 @@ def test_noise_from_runs_recovers_the_model():
 
 
 def test_at_the_noise_measured_in_the_committed_results_the_rates_stay_bounded():
-    """The page publishes the rates at the reference machine's own noise (benchsite/noise.py), five
+    """The page publishes the rates at the reference machine's own noise (benchsite/model/noise.py), five
     to ten times the model's: there too false positives stay rare and false equivalence at its level."""
-    from benchsite import noise
-    from benchsite.catalog import Catalog
+    from benchsite.model import noise
+    from benchsite.model.catalog import Catalog
     from conftest import REFERENCE, REPO
 
     found = noise.measured(Catalog.build(REPO / "results"), REFERENCE)

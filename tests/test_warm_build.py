@@ -12,8 +12,9 @@ import time
 import pytest
 
 from benchkit.layout import discover
-from benchsite import cachefile, load
-from benchsite.catalog import Catalog
+from benchsite.core import cachefile
+from benchsite.model import load
+from benchsite.model.catalog import Catalog
 from conftest import REFERENCE, REPO, build_site
 
 

@@ -136,7 +136,7 @@ KINDS = ("machine pages", "session pages", "changes pages", "/bench index and fi
 
 
 def kind_of(path: str) -> str:
-    """What a built site's file is, by where the site puts it (benchsite/urls.py: the /bench
+    """What a built site's file is, by where the site puts it (benchsite/core/urls.py: the /bench
     pages, bench/<fig>/<machine>/[<session>/]; the downloads under results/)."""
     parts = path.split("/")
     if parts[0] == "results":

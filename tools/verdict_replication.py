@@ -25,10 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchsite import REPO, compare, quotes, stats
-from benchsite.figures import all_figures
-from benchsite.load import ResultFile, ResultsError, load
-from benchsite.table import groups
+from benchsite import REPO
+from benchsite.model import quotes, stats
+from benchsite.model.figures import all_figures
+from benchsite.model.load import ResultFile, ResultsError, load
+from benchsite.model.table import groups
+from benchsite.views import compare
 
 
 def _frames(folder: Path) -> dict[str, object]:

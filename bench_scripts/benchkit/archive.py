@@ -3,7 +3,7 @@
 Standard library only: ``bench_scripts/run.py`` imports this module on accelerator
 images that have jax and numpy but no pandas, to keep the session a results file
 holds before a new session replaces it. The site reads the files back through
-``benchsite/sessions.py`` (the validator) and computes the latest session's
+``benchsite/model/sessions.py`` (the validator) and computes the latest session's
 summaries with the same :func:`compact`, so a session's page reads the same
 before and after it is archived.
 

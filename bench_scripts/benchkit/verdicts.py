@@ -1,7 +1,7 @@
 """Whether two variants measured in the same runs differ: the paired verdict and the
 equivalence verdict, with NumPy and the standard library only.
 
-This is the one implementation of both rules: ``benchsite.stats`` (the site) and
+This is the one implementation of both rules: ``benchsite.model.stats`` (the site) and
 ``python -m benchkit compare`` (a reader's terminal) call the same functions, so a
 verdict pasted into a review is the verdict the site would print for the same runs.
 

@@ -44,11 +44,15 @@ from mkdocs.utils import get_relative_url
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite import cachefile, history, load, markers, pages, parallel, roofline, sessions, sitedir, sitesetup, urls
-from benchsite import catalog as _catalog
-from benchsite.buildcache import BuildCache
-from benchsite.cachefile import cache_dir
-from benchsite.lesson_outputs import executed_copies
+from benchsite.build import parallel, sitedir, sitesetup
+from benchsite.build.buildcache import BuildCache
+from benchsite.core import cachefile, urls
+from benchsite.core.cachefile import cache_dir
+from benchsite.model import catalog as _catalog
+from benchsite.model import load, sessions
+from benchsite.pages import history, markers, pages
+from benchsite.pages.lesson_outputs import executed_copies
+from benchsite.views import roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
 
@@ -153,7 +157,7 @@ def on_config(config):
     results = _catalog.results_dir(extra.get("results"), root)
     preferred = _catalog.preferred_machine(results, extra.get("machine"))
     # Every core compresses and validates results files, then makes table models, histories and
-    # charts, into the build cache; the build below reads them from there (benchsite/parallel.py).
+    # charts, into the build cache; the build below reads them from there (benchsite/build/parallel.py).
     frames = cache_dir() / "frames"
     _warm("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
                                          parallel.key("file", _stat(file.path), load.code_digest(),
@@ -253,7 +257,7 @@ def on_startup(command: str, dirty: bool) -> None:
 
 
 def on_pre_build(config) -> None:
-    """The last build's pages are moved aside and removed while this one runs (benchsite/sitedir.py);
+    """The last build's pages are moved aside and removed while this one runs (benchsite/build/sitedir.py);
     mkdocs would remove them one by one before building. A dirty build keeps them, as asked. The
     /bench pages and the downloads are set aside to be taken back (``on_env``), where each file
     that still holds the right bytes is left as it is (``sitedir.write_if_changed``)."""
@@ -300,7 +304,7 @@ def on_files(files: Files, config) -> Files:
 def on_nav(nav, config, files):
     """The last step before mkdocs reads pages: every core reads and renders mkdocs' pages (their
     markers expanded) and makes the bodies of the written ones, into the build cache, first
-    (benchsite/parallel.py)."""
+    (benchsite/build/parallel.py)."""
     build = BUILD[0]
     build.nav = nav
     writer = _Writer(build, config)

@@ -1,5 +1,5 @@
 """MkDocs glue: a notebook page keeps only the part of mkdocs-jupyter's inlined stylesheet it
-uses (benchsite/notebook_page.py says why; the stored outputs are not touched).
+uses (benchsite/build/notebook_page.py says why; the stored outputs are not touched).
 
 The stylesheets are in the page's content (the converted notebook), scoped to its
 ``.jupyter-wrapper``, so the content is pruned, as mkdocs hands it over after rendering. That
@@ -11,8 +11,9 @@ cache by the content and the pruning code, so the build finds what the worker ma
 import hashlib
 from pathlib import Path
 
-from benchsite import cachefile, notebook_page
-from benchsite.cachefile import cache_dir
+from benchsite.build import notebook_page
+from benchsite.core import cachefile
+from benchsite.core.cachefile import cache_dir
 
 
 def on_page_content(html: str, page, config, files) -> str:

@@ -10,7 +10,7 @@ everything the result is made from, so a changed input makes it afresh:
   kept: the names are not on one line);
 - the page's URL, every file of the site and its URL (links are resolved and checked against
   them);
-- the site's set-up, as ``benchsite/sitesetup.py`` hashes it for both caching hooks: Markdown
+- the site's set-up, as ``benchsite/build/sitesetup.py`` hashes it for both caching hooks: Markdown
   extensions, validation levels, URLs, plugin settings, the hooks' code, Python's version and
   the versions of everything that renders, and how much mkdocs logs (``-q`` silences the reports
   that keep a page out of the cache, ``-v`` makes mkdocs skip recording a page's links to
@@ -28,8 +28,9 @@ import logging
 import re
 from pathlib import Path
 
-from benchsite import cachefile, sitesetup
-from benchsite.cachefile import cache_dir
+from benchsite.build import sitesetup
+from benchsite.core import cachefile
+from benchsite.core.cachefile import cache_dir
 
 # What a render may change on a page; anything else changed means the result is not kept.
 KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}

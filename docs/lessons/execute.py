@@ -38,7 +38,7 @@ from benchkit.results import write_atomic  # one atomic writer for the project
 LESSONS = Path(__file__).resolve().parent
 REPO = LESSONS.parents[1]  # this checkout
 RESULTS_DIR = REPO / "results"
-LESSONS_DIR = "lessons"  # results/<machine>/lessons/<name>.ipynb (benchsite/lesson_outputs.py reads it)
+LESSONS_DIR = "lessons"  # results/<machine>/lessons/<name>.ipynb (benchsite/pages/lesson_outputs.py reads it)
 STAGING = REPO / ".bench" / "lesson-staging"  # temp files live outside results/
 SMOKE_RESULTS = REPO / ".bench" / "smoke-results"  # make bench-smoke's folder
 

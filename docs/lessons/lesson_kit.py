@@ -148,12 +148,12 @@ def report_chart(first_calls: Sequence[Mapping[str, float]], warm_s: Sequence[fl
 
 
 def judge(label: str, a_rounds: Sequence[float], b_rounds: Sequence[float]) -> str:
-    """The site's paired verdict on a / b over rounds that paired them (``benchsite.stats``'s
+    """The site's paired verdict on a / b over rounds that paired them (``benchsite.model.stats``'s
     ``paired_verdict``, the rule of the page "How a verdict is decided"; its runs are the rounds),
     with the ratio and its spread: three lines to print."""
     import numpy as np
 
-    from benchsite.stats import paired_verdict
+    from benchsite.model.stats import paired_verdict
 
     verdict = paired_verdict(np.asarray(a_rounds, float), np.asarray(b_rounds, float))
     ratios = [a / b for a, b in zip(a_rounds, b_rounds, strict=True)]

@@ -1,0 +1,140 @@
+"""mkdocs-jupyter, with nbconvert and jupytext imported only when they are used.
+
+mkdocs-jupyter's plugin module imports nbconvert (through its ``convert`` module) and jupytext
+at its top: more than a second of every build here, warm or cold, before any page is read. The
+site converts one notebook, and a warm build does not convert it at all (the render cache,
+``docs/.hooks/render_cache.py``, keeps what the conversion made). jupytext is used only to look
+into Markdown files for notebooks, which ``ignore: ["*.md"]`` turns off.
+
+So this module puts a stand-in for each of those two modules in place before mkdocs-jupyter's
+plugin module imports them, and publishes that plugin unchanged under the name
+``bench-notebooks`` (``pyproject.toml`` registers it; ``mkdocs.yml`` lists it with
+mkdocs-jupyter's own options). The first attribute read on a stand-in imports the real module,
+and from then on the stand-in hands out the real module's attributes: a build that converts the
+notebook imports nbconvert at that moment, as it would otherwise have at start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+DEFERRED = ("mkdocs_jupyter.convert", "jupytext")  # what mkdocs_jupyter.plugin imports at its top
+
+
+class Deferred(ModuleType):
+    """A module that is imported on the first read of one of its attributes."""
+
+    def __getattr__(self, attr: str):  # called only for what the stand-in itself lacks
+        real = self.__dict__.get("_real")
+        if real is None:
+            if sys.modules.get(self.__name__) is self:
+                del sys.modules[self.__name__]
+            # Said at debug level (mkdocs -v): a cold build converts the notebook in a warming
+            # worker, so its own log never says this (tests/test_warm_build.py checks both ways).
+            log = logging.getLogger("mkdocs.plugins.bench-notebooks")
+            log.debug(f"importing {self.__name__} to convert a notebook")
+            real = self.__dict__["_real"] = importlib.import_module(self.__name__)
+        return getattr(real, attr)
+
+
+def defer(name: str) -> ModuleType:
+    """``name`` as a stand-in in ``sys.modules`` (or the module itself, if already imported)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    parent, _, child = name.rpartition(".")
+    stand_in = sys.modules[name] = Deferred(name)
+    if parent:
+        setattr(importlib.import_module(parent), child, stand_in)  # ``from . import convert`` reads it
+    return stand_in
+
+
+for _name in DEFERRED:
+    defer(_name)
+
+from mkdocs_jupyter.plugin import Plugin as JupyterPlugin  # noqa: E402 - after the stand-ins are in place
+
+from benchsite.build import sitesetup  # noqa: E402
+from benchsite.core import cachefile  # noqa: E402
+from benchsite.core.cachefile import cache_dir  # noqa: E402
+from benchsite.model import catalog  # noqa: E402
+from benchsite.pages import lesson_outputs  # noqa: E402
+
+__all__ = ["DEFERRED", "Deferred", "Plugin", "defer"]
+
+log = logging.getLogger("mkdocs.plugins.bench-notebooks")
+CODE = b"".join(Path(m.__file__).read_bytes() for m in (lesson_outputs,)) + Path(__file__).read_bytes()
+
+
+class Redirected:
+    """A page's file, but for where its source is read from (what mkdocs-jupyter converts)."""
+
+    def __init__(self, file, abs_src_path: str) -> None:
+        self._file, self.abs_src_path = file, abs_src_path
+
+    def __getattr__(self, item):
+        return getattr(self._file, item)
+
+
+class Plugin(JupyterPlugin):
+    """mkdocs-jupyter, rendering a lesson with the outputs of one machine's executed copy.
+
+    The notebook in docs/ holds source cells; ``make lesson`` stores each machine's run under
+    ``results/<machine>/lessons/`` (``benchsite/pages/lesson_outputs.py`` chooses which the page shows
+    and writes the note that says so). The chosen notebook becomes the page's Markdown, so the
+    render cache (``docs/.hooks/render_cache.py``) keys on exactly what is converted; the render
+    converts it from a file under the build cache instead of the docs/ file. The download link
+    stays the docs/ source: the notebook a reader runs."""
+
+    def on_config(self, config):
+        extra = config.get("extra", {}).get("bench", {})
+        root = Path(config["config_file_path"]).resolve().parent
+        self.results = catalog.results_dir(extra.get("results"), root)
+        self.reference = extra.get("machine")
+        self.preferred = catalog.preferred_machine(self.results, self.reference)
+        return config
+
+    def on_page_markdown(self, markdown, page, config, files):
+        if not self.should_include(page.file):
+            return markdown
+        try:
+            chosen = lesson_outputs.choose(Path(page.file.abs_src_path), self.results, self.preferred, self.reference)
+        except lesson_outputs.Damaged as err:  # the docs/ source itself
+            sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench hook)
+            return markdown
+        for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
+            sitesetup.warn(log, problem)
+        strict = os.environ.get("BENCH_STRICT") == "1"  # as a stale figure: the published build fails
+        for stale in chosen.stale:
+            if strict:
+                sitesetup.warn(log, stale)
+            else:
+                log.info(stale)
+        chosen.notebook.setdefault("metadata", {})["bench_renderer"] = hashlib.sha256(CODE).hexdigest()
+        return lesson_outputs.dumps(chosen.notebook)
+
+    def on_pre_page(self, page, config, files):
+        page = super().on_pre_page(page, config, files)
+        if not self.should_include(page.file):
+            return page
+        convert = page.render  # mkdocs-jupyter's: it reads page.file.abs_src_path when it runs
+
+        def render(config, files) -> None:
+            text = page.markdown or ""
+            path = cache_dir() / "lesson" / f"{hashlib.sha256(text.encode()).hexdigest()}.ipynb"
+            if not path.is_file():
+                cachefile.store_bytes(path, text.encode())
+            original = page.file
+            page.file = Redirected(original, str(path))
+            try:
+                convert(config, files)
+            finally:
+                page.file = original
+
+        page.render = render
+        return page

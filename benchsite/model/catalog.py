@@ -1,0 +1,441 @@
+"""Every figure's results on every machine, loaded once per site build, and the
+table model of each (figure, machine), computed once on first use.
+
+The catalog is the build's only state: the hook makes a new one per build (so
+``mkdocs serve`` never sees an old one) and everything derived from it, tables
+and comparisons, is cached on it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import pandas as pd
+
+from benchkit import archive, layout
+from benchkit.provenance import harness_sha256, sha256_file
+from benchkit.schema import figure_id_for
+from benchsite import BENCH_DIR, REPO
+from benchsite.core.cachefile import cached, file_digest
+from benchsite.core.urls import machine_slug
+from benchsite.model import comparisons
+from benchsite.model.figures import Figure, all_figures
+from benchsite.model.headline import Headline
+from benchsite.model.load import ResultFile, ResultsError, known, load
+from benchsite.model.staleness import CodeHash, caption_aliases, stale_reason
+from benchsite.model.table import Table, distinct_texts, run_days
+
+__all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "local_machine", "preferred_machine", "results_dir",
+           "stale_reason"]
+
+T = TypeVar("T")
+
+
+class Unavailable(ResultsError):
+    """Data a page needs is missing or invalid. A lenient build shows the message in an
+    error box where the data would have been; a strict build fails with it."""
+
+
+class Frames(MutableMapping):
+    """(figure, machine) -> validated samples. A file an earlier build validated, byte for byte,
+    is listed without being read, and read back from the build cache when a page first needs
+    it: a warm build whose pages are all cached reads no results at all."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[str, str], pd.DataFrame] = {}
+        self._later: dict[tuple[str, str], tuple[ResultFile, Path]] = {}
+        self._source: dict[tuple[str, str], tuple[ResultFile, Path]] = {}
+
+    def later(self, key: tuple[str, str], file: ResultFile, cache: Path) -> None:
+        self._later[key] = self._source[key] = (file, cache)
+
+    def unload(self) -> None:
+        """Forget the frames read back from the cache (they are read again when asked for)."""
+        for key in [k for k in self._loaded if k in self._source]:
+            del self._loaded[key]
+            self._later[key] = self._source[key]
+
+    def __getitem__(self, key: tuple[str, str]) -> pd.DataFrame:
+        if key not in self._loaded:
+            file, cache = self._later[key]  # KeyError for a pair with no results, as a dict
+            self._loaded[key] = load(file, cache)
+            del self._later[key]
+        return self._loaded[key]
+
+    def __setitem__(self, key: tuple[str, str], frame: pd.DataFrame) -> None:
+        self._later.pop(key, None)
+        self._source.pop(key, None)
+        self._loaded[key] = frame
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        if key not in self._loaded and key not in self._later:
+            raise KeyError(key)
+        self._loaded.pop(key, None)
+        self._later.pop(key, None)
+        self._source.pop(key, None)
+
+    def pop(self, key: tuple[str, str], default: object = None) -> object:
+        """Remove a pair without reading its frame (MutableMapping.pop would read it first)."""
+        if key not in self:
+            return default
+        value = self._loaded.get(key)
+        del self[key]
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._loaded or key in self._later
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter([*self._loaded, *self._later])
+
+    def __len__(self) -> int:
+        return len(self._loaded) + len(self._later)
+
+
+_EVERY_FIGURE = "\0every figure"  # the key of every machine in Catalog._by_figure (no figure id is this)
+
+
+@dataclass
+class Catalog:
+    results: Path
+    figures: dict[str, Figure]
+    frames: Frames = field(default_factory=Frames)
+    errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    orphans: list[ResultFile] = field(default_factory=list)
+    preferred: str | None = None  # whose numbers the prose quotes (a local make bench, else the declared)
+    declared: str | None = None  # the site's reference machine (mkdocs.yml extra.bench.machine): fixed
+    bench_dir: Path = BENCH_DIR  # the figure scripts and benchkit/ whose hashes decide staleness
+    _sha: dict = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict)  # tables and comparisons of this build
+    _machines: tuple | None = None  # (counts and preferred, figure -> machines, and all), for machines()
+    disk: bool = False  # keep table models and comparisons under the build cache between builds
+    cache: Path | None = None  # where validated files (and file digests) are kept
+
+    @classmethod
+    def build(cls, results: Path, figures: dict[str, Figure] | None = None,
+              preferred: str | None = None, bench_dir: Path = BENCH_DIR,
+              cache: Path | None = None, declared: str | None = None) -> Catalog:
+        """Every results file in ``results`` loaded (or its error kept); figures from ``bench_dir``
+        unless given (the site build passes the checkout it builds, which need not be this package's).
+        ``cache``: where validated files are kept between builds (see :func:`load.load`)."""
+        figures = figures if figures is not None else all_figures(bench_dir)
+        cat = cls(results, dict(figures), preferred=preferred, declared=declared, bench_dir=bench_dir,
+                  disk=cache is not None, cache=cache)
+        damaged: dict[str, Figure] = {}  # comparisons whose side file could not be read, by id
+        for file in layout.discover(results):
+            fig_id = figure_id_for(file.stem)
+            side = comparisons.side_file(results, file.machine, file.stem)
+            if fig_id in figures or not side.is_file():
+                if side.is_file():  # a figure script's stem: the file holds which results?
+                    cat.errors[(fig_id, file.machine)] = (
+                        f"{side}:1: a comparison's side file beside the results of the figure script "
+                        f"{file.stem}.py; run benchkit compare again with another --name")
+                    continue
+                if fig_id not in figures:
+                    cat.orphans.append(file)
+                    continue
+            else:
+                why = cat._comparison(fig_id, side, file.stem, damaged)
+                if why:
+                    cat.errors[(fig_id, file.machine)] = why
+                    continue
+            seen = known(file, cache) if cache is not None else None
+            if seen == "":
+                cat.frames.later((fig_id, file.machine), file, cache)
+            elif seen:
+                cat.errors[(fig_id, file.machine)] = seen
+            else:
+                try:
+                    cat.frames[(fig_id, file.machine)] = load(file, cache)
+                except ResultsError as err:
+                    cat.errors[(fig_id, file.machine)] = str(err)
+        for fig_id, stand_in in damaged.items():
+            cat.figures.setdefault(fig_id, stand_in)
+        return cat
+
+    def _comparison(self, fig_id: str, side: Path, stem: str, damaged: dict[str, Figure]) -> str:
+        """Read a comparison's side file (``comparisons.read``) into :attr:`figures`: "" when it is
+        the figure (the first machine's) or describes the same measurement, else why not."""
+        try:
+            fig = comparisons.read(side, stem)
+        except ResultsError as err:
+            damaged.setdefault(fig_id, comparisons.unreadable(side, stem))
+            return str(err)
+        first = self.figures.setdefault(fig_id, fig)
+        if first.compare is not None and first.compare.measured() != fig.compare.measured():
+            return (f"{side}:1: describes another comparison than {first.compare.file} (the versions, "
+                    "arguments, boundary or margin differ) under the same name; give one another --name")
+        return ""
+
+    def machines(self, fig_id: str) -> list[str]:
+        """Machines with results (good or bad) for a figure; the preferred one first."""
+        return list(self._by_figure().get(fig_id, ()))
+
+    def _by_figure(self) -> dict[str, list[str]]:
+        # Every page asks this, and a hundred folders make thousands of pages: sorted once, again
+        # when a pair is added, removed or moved between frames and errors (the catalog only moves
+        # pairs; one swapped for another at equal counts would not be seen) or the preferred changes.
+        seen = (len(self.frames), len(self.errors), self.preferred, self.declared)
+        if self._machines is None or self._machines[0] != seen:
+            found: dict[str, set[str]] = {_EVERY_FIGURE: set()}
+            for fig_id, machine in (*self.frames, *self.errors):
+                found.setdefault(fig_id, set()).add(machine)
+                found[_EVERY_FIGURE].add(machine)
+            order = lambda m: (m != self.preferred, m != self.declared, m)  # noqa: E731
+            self._machines = (seen, {f: sorted(ms, key=order) for f, ms in found.items()})
+        return self._machines[1]
+
+    def all_machines(self) -> list[str]:
+        """Every machine with results (good or bad) for any figure; the preferred one first."""
+        return list(self._by_figure()[_EVERY_FIGURE])
+
+    def good_machines(self, fig_id: str) -> list[str]:
+        return [m for m in self.machines(fig_id) if (fig_id, m) in self.frames]
+
+    def reference(self, fig_id: str) -> str | None:
+        """The machine the others are compared with on /bench: the declared reference machine if
+        it has valid results for this figure (whichever machine was measured last), else the
+        machine the prose quotes (:meth:`quoted`). A site with no declared machine uses the latter."""
+        good = self.good_machines(fig_id)
+        if self.declared in good:
+            return self.declared
+        return good[0] if good else None
+
+    def quoted(self, fig_id: str) -> str | None:
+        """Whose numbers the prose quotes: the preferred machine (a local ``make bench``, else the
+        declared one) if it has valid results for this figure, else the first that does."""
+        good = self.good_machines(fig_id)
+        return good[0] if good else None
+
+    def is_reference(self, machine: str) -> bool:
+        """Whether ``machine`` is the site's declared reference (its committed results). With no
+        machine declared, every machine counts as one (a site of its own results only)."""
+        return self.declared is None or machine == self.declared
+
+    def data_commit(self, fig_id: str, machine: str) -> tuple[str, str] | None:
+        """(path in the repository, commit) of the results file as committed, or None when it is
+        not committed as it is (``gitdata``: a local run, a folder outside the checkout, no git)."""
+        from benchsite.core import gitdata
+
+        commits = self.memo(("data-commits",), lambda: gitdata.data_commits(self.bench_dir.parent, self.results))
+        try:
+            rel = self.csv_path(fig_id, machine).resolve().relative_to(self.bench_dir.parent.resolve()).as_posix()
+        except ValueError:
+            return None
+        return (rel, commits[rel]) if rel in commits else None
+
+    def role(self, machine: str) -> str:
+        """What a machine is to this build: "reference" (the declared machine), "measured here" (the
+        machine a local run asked the prose to quote), or "" (a contributed folder)."""
+        if self.declared is None:
+            return ""
+        if machine == self.declared:
+            return "reference"
+        return "measured here" if machine == self.preferred else ""
+
+    def prose_machine(self, fig_id: str) -> str:
+        """:meth:`quoted`, or :class:`Unavailable` saying why there is none."""
+        machine = self.quoted(fig_id)
+        if machine is None:
+            bad = [self.errors[(fig_id, m)] for m in self.machines(fig_id)]
+            raise Unavailable(bad[0] if bad else f"{fig_id}: no results in {self.results} on any machine "
+                              f"(run make bench; script {self.figures[fig_id].script_rel})")
+        return machine
+
+    def problem(self, fig_id: str, machine: str) -> str | None:
+        """Why a machine's results for a figure cannot be used (None when they can)."""
+        if (fig_id, machine) in self.errors:
+            return self.errors[(fig_id, machine)]
+        if (fig_id, machine) not in self.frames:
+            return f"{fig_id}: no results on {machine} in {self.results}"
+        return None
+
+    def frame(self, fig_id: str, machine: str) -> pd.DataFrame:
+        """The validated samples, or :class:`Unavailable` with the file's own error."""
+        why = self.problem(fig_id, machine)
+        if why:
+            raise Unavailable(why)
+        return self.frames[(fig_id, machine)]
+
+    def table(self, fig_id: str, machine: str) -> Table:
+        """The table model of one figure on one machine, computed once per build."""
+        frame = self.frame(fig_id, machine)
+        return self.memo(("table", fig_id, machine), lambda: self._table(frame, fig_id, machine))
+
+    def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
+        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
+        if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
+            sha = None
+            why = comparisons.problem(frame, fig, comparisons.side_file(self.results, machine, fig.stem))
+            if why:
+                self.errors[(fig_id, machine)] = why
+                del self.frames[(fig_id, machine)]
+                raise Unavailable(why)
+        try:
+            if not self.disk:
+                return Table.of(frame, fig, sha)
+            return self.stored("table", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)),
+                               lambda: Table.of(frame, fig, sha).detached()).attached(frame)
+        except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
+            self.errors[(fig_id, machine)] = f"{self.csv_path(fig_id, machine)}:1: {err}"
+            del self.frames[(fig_id, machine)]
+            raise Unavailable(self.errors[(fig_id, machine)]) from None
+
+    def tables(self) -> list[Table]:
+        """Every (figure, machine) table that can be made, in order."""
+        out = []
+        for key in sorted(self.frames):
+            try:
+                out.append(self.table(*key))
+            except Unavailable:
+                continue
+        return out
+
+    def trim(self, most: int = 48) -> None:
+        """Once more than ``most`` frames were read back, forget them and everything derived from
+        them (tables, histories, comparisons): a warming worker that goes through a hundred
+        machines holds a few of them at a time, not all (each is read back again if asked)."""
+        if len(self.frames._loaded) > most:
+            self.frames.unload()
+            self._memo.clear()
+
+    def kept(self, machine: str, stem: str) -> dict[str, tuple[Path, Path]]:
+        """The sessions kept under ``results/<machine>/sessions/`` for one figure: session id ->
+        (summary file, runs file)."""
+        return self.kept_files().get((machine, stem), {})
+
+    def kept_files(self) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
+        """Every kept session, by (machine, stem), listed once per build (``archive.kept_files``)."""
+        return self.memo(("kept-files",), lambda: archive.kept_files(self.results))
+
+    def by_slug(self, fig_id: str | None = None) -> dict[str, str]:
+        """Machine slug (the URL part, ``urls.machine_slug``) -> machine, for one figure's
+        machines or (no figure) every machine: each generated page resolves its slug here."""
+        return self.memo(("by-slug", fig_id), lambda: {machine_slug(m): m for m in (
+            self.machines(fig_id) if fig_id is not None else self.all_machines())})
+
+    def memo(self, key: tuple, compute: Callable[[], T]) -> T:
+        """A value derived from this catalog, computed once (e.g. a comparison two pages show)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def stored(self, kind: str, key: tuple, compute: Callable[[], T]) -> T:
+        """``compute()``, kept on disk between builds (when the catalog was built with a cache) by
+        ``key`` (everything it is made from: results files by their digest) and the code
+        (``buildcache.cached``): a warm build reads a table model back instead of computing it."""
+        if not self.disk:
+            return compute()
+        from benchsite.model.load import _code_version as loader
+        return cached(kind, repr((key, loader())), compute)
+
+    def csv_path(self, fig_id: str, machine: str) -> Path:
+        return layout.results_file(self.results, machine, self.figures[fig_id].stem)
+
+    def csv_digest(self, fig_id: str, machine: str) -> str:
+        """sha256 of the results file as loaded: what a cached panel was made from."""
+        return self.memo(("sha", fig_id, machine), lambda: file_digest(self.csv_path(fig_id, machine), self.cache))
+
+    def current_sha(self, fig_id: str) -> CodeHash:
+        """Today's hashes of what a figure's numbers depend on: its script and the harness."""
+        if fig_id not in self._sha:
+            fig = self.figures[fig_id]
+            if fig.compare is not None:  # no script here: its code is in the figure (the recorded source)
+                self._sha[fig_id] = CodeHash("", self.harness_sha)
+                return self._sha[fig_id]
+            sha = sha256_file(fig.script)
+            self._sha[fig_id] = CodeHash(sha, self.harness_sha, caption_aliases(fig.script_rel, sha))
+        return self._sha[fig_id]
+
+    @property
+    def harness_sha(self) -> str:
+        if "" not in self._sha:
+            self._sha[""] = harness_sha256(self.bench_dir / "benchkit")
+        return self._sha[""]
+
+    def stale(self) -> list[tuple[str, str]]:
+        """(figure, machine) pairs measured with another script or harness than today's. Asks
+        every pair, so a pair whose rows cannot be tabulated is among the errors from here on."""
+        out = []
+        for fig_id, machine in sorted(self.frames):
+            try:
+                if self.stale_reason(fig_id, machine):
+                    out.append((fig_id, machine))
+            except Unavailable:
+                continue
+        return out
+
+    def stale_reason(self, fig_id: str, machine: str) -> str:
+        """:attr:`Table.stale` of a pair, or :class:`Unavailable` (:meth:`summary`)."""
+        return self.summary(fig_id, machine).stale
+
+    def summary(self, fig_id: str, machine: str) -> Summary:
+        """What the /bench index and a figure's machines table show of a pair (:class:`Summary`),
+        or :class:`Unavailable`; kept under the build cache by the file's digest and today's code
+        hashes, so a page that lists every machine reads no samples and no table."""
+        if (fig_id, machine) in self.errors:
+            raise Unavailable(self.errors[(fig_id, machine)])
+        if not self.disk:
+            return self.memo(("summary", fig_id, machine), lambda: Summary.of(self.table(fig_id, machine)))
+        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
+
+        def made() -> tuple[str, Summary | None]:
+            try:
+                return ("", Summary.of(self.table(fig_id, machine)))
+            except Unavailable as err:
+                return (str(err), None)
+        # The file's path too: a pair that cannot be tabulated is stored as its error, which names it.
+        key = (self.csv_digest(fig_id, machine), str(self.csv_path(fig_id, machine)), machine, repr(fig), repr(sha))
+        error, found = self.memo(("summary", fig_id, machine), lambda: self.stored("summary", key, made))
+        if error:
+            self.errors[(fig_id, machine)] = error
+            self.frames.pop((fig_id, machine), None)
+            raise Unavailable(error)
+        return found
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A pair's table reduced to what a list of pairs shows: its headline, how many runs, the
+    days they started and the jax versions, and why it is stale ("" when current)."""
+
+    headline: Headline | None
+    runs: int
+    days: str
+    jax: str
+    stale: str
+
+    @classmethod
+    def of(cls, tab: Table) -> Summary:
+        frame = tab.frame
+        return cls(tab.headline, tab.runs, run_days(frame),
+                   ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale)
+
+
+def preferred_machine(results: Path, configured: str | None = None) -> str | None:
+    """``BENCH_MACHINE``, else the machine the last local ``make bench`` measured,
+    else the site's configured default."""
+    return local_machine(results) or configured
+
+
+def local_machine(results: Path) -> str | None:
+    """The machine a local run asks the prose to quote: ``BENCH_MACHINE``, else the one the last
+    ``make bench`` in this checkout measured (``.bench/last_machine``, which a clone does not
+    have), else None: a fresh clone, CI and the Pages workflow quote the declared machine."""
+    if os.environ.get("BENCH_MACHINE"):
+        return os.environ["BENCH_MACHINE"]
+    last = results.resolve().parent / ".bench" / "last_machine"
+    if last.is_file() and (results / last.read_text().strip()).is_dir():
+        return last.read_text().strip()
+    return None
+
+
+def results_dir(configured: str | None = None, root: Path = REPO) -> Path:
+    """``BENCH_RESULTS`` (a scratch folder), else the configured one, else results/ (relative to ``root``)."""
+    chosen = os.environ.get("BENCH_RESULTS") or configured or "results"
+    path = Path(chosen)
+    return path if path.is_absolute() else root / path

@@ -1,0 +1,147 @@
+"""Quantities other than time, derived per run from a figure's rows; never stored.
+
+A table cell is the median [min..max] over runs of one value per run. For time
+that value is the run's median ``time_s``; the others are read beside it or
+derived from it:
+
+* ``bandwidth``  ``bytes_moved`` / the run's median time (bytes per second)
+* ``flop_rate``  ``flops`` / the run's median time (FLOP per second)
+* ``error``      the run's ``max_rel_error`` (one reference check per run)
+* ``size``       the run's ``size_bytes`` (a memory total, a file's size)
+
+A figure asks for extra tables with ``"metrics": [...]`` in its FIGURE literal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchsite.model import stats
+from benchsite.views import fmt
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    label: str  # shown above its table
+    column: str  # what it reads of each run: the median of this column
+    rate: bool  # ... over the run's median time (an amount per second)
+    show: Callable[[stats.Summary], str]
+
+    @property
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(("time_s", self.column)))
+
+    def from_medians(self, medians: pd.DataFrame) -> pd.Series:
+        """The per-run values, from the runs' medians of :attr:`columns` (indexed by run)."""
+        if self.column == "time_s":
+            return medians["time_s"]
+        values = medians[self.column].dropna()
+        return (values / medians["time_s"]).dropna() if self.rate else values
+
+    def per_run(self, frame: pd.DataFrame) -> pd.Series:
+        return self.from_medians(frame.groupby("run")[self.columns].median())
+
+
+SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def si_range(s: stats.Summary, unit: str) -> str:
+    """``17.9 GB/s [14.8..18.1]``: one prefix for all three, chosen by the median."""
+    scale, prefix = next(((v, p) for v, p in SI_PREFIXES if abs(s.median) >= v), SI_PREFIXES[-1])
+    core = f"{fmt.sig(s.median / scale)} {prefix}{unit}"
+    return core + _spread(fmt.sig(s.low / scale), fmt.sig(s.high / scale), s)
+
+
+def _spread(low: str, high: str, s: stats.Summary) -> str:
+    # A quantity that came out identical in every run says so instead of "[x..x]".
+    return f" [same in all {s.runs} runs]" if low == high else f" [{low}..{high}]"
+
+
+def sci(value: float) -> str:
+    """``3.2e-03``; zero stays ``0``."""
+    return "0" if value == 0 else f"{value:.1e}" if math.isfinite(value) else str(value)
+
+
+def error_range(s: stats.Summary) -> str:
+    return sci(s.median) + _spread(sci(s.low), sci(s.high), s)
+
+
+def time_range(s: stats.Summary) -> str:
+    return fmt.time_range(s.median, s.low, s.high)
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("time", "Time per call", "time_s", False, time_range),
+    Metric("bandwidth", "Achieved bandwidth: bytes moved / time", "bytes_moved", True,
+           lambda s: si_range(s, "B/s")),
+    Metric("flop_rate", "Achieved FLOP/s: floating-point operations / time", "flops", True,
+           lambda s: si_range(s, "FLOP/s")),
+    Metric("error", "Error against the float64 NumPy reference (max abs error / max abs value)",
+           "max_rel_error", False, error_range),
+    Metric("size", "Size in bytes", "size_bytes", False, lambda s: si_range(s, "B")),
+)}
+
+
+def get(name: str) -> Metric:
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r} (known: {', '.join(METRICS)})")
+    return METRICS[name]
+
+
+def summary(rows: pd.DataFrame, name: str) -> stats.Summary | None:
+    """Median [min..max] over runs of the metric; ``None`` where the rows lack it."""
+    return _summary(get(name).per_run(rows))
+
+
+def _summary(values: pd.Series) -> stats.Summary | None:
+    return stats.summarize(values) if not values.empty else None
+
+
+def by_variant(rows: pd.DataFrame, name: str) -> dict[str, stats.Summary | None]:
+    """:func:`summary` of each variant's rows (one row of a table: :func:`by_row_and_variant`)."""
+    return by_row_and_variant([rows], name)[0]
+
+
+def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, stats.Summary | None]]:
+    """:func:`summary` of each variant's rows, for each frame of ``parts`` (a table's rows), from
+    one groupby over all of them (``Table.metric``; a claim asks one row through ``by_variant``)."""
+    if not parts:
+        return []
+    metric = get(name)
+    cols = ["variant", "run", *metric.columns]
+    joined = pd.concat([part[cols] for part in parts], ignore_index=True)
+    joined["_part"] = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
+    medians = joined.groupby(["_part", "variant", "run"])[metric.columns].median()
+    values = metric.from_medians(medians)
+    out: list[dict[str, stats.Summary | None]] = [{} for _ in parts]
+    for i, variant in dict.fromkeys(medians.index.droplevel("run")):
+        out[i][variant] = None
+    for (i, variant), per_run in values.groupby(level=["_part", "variant"], sort=False):
+        out[i][variant] = _summary(per_run.droplevel(["_part", "variant"]))
+    return out
+
+
+@dataclass(frozen=True)
+class RankedLine:
+    key: str  # the value of the ranking parameter
+    detail: str  # the first detail text its rows carry ("" if none)
+    summary: stats.Summary  # median [min..max] over runs of the metric
+
+
+def ranked(rows: pd.DataFrame, by: str, metric: Metric) -> list[RankedLine]:
+    """One line per value of parameter ``by``: the metric over runs, largest median first."""
+    lines = [RankedLine(str(key), next((str(d) for d in part["detail"] if d), ""),
+                        stats.summarize(metric.per_run(part)))
+             for key, part in rows.groupby(f"p_{by}")]
+    return sorted(lines, key=lambda line: -line.summary.median)
+
+
+def shown(rows: pd.DataFrame, name: str) -> str:
+    s = summary(rows, name)
+    return get(name).show(s) if s else "—"

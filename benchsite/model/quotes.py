@@ -1,0 +1,151 @@
+"""The numbers a sentence quotes (``<!-- bench:value fig-id stat=... -->``), from the table model.
+
+A prose value names its samples more finely than a table row does: by any of ``variant``,
+``dtype``, ``boundary`` and the figure's params (:func:`select`). It reads them from the table
+model of its figure and machine (``Catalog.table``: the samples every view of the pair starts
+from) and takes each statistic by the table model's own rules: one value per run
+(``stats.run_medians`` and its kin, ``metrics`` for quantities other than time), two variants
+paired by the runs both have (``stats.paired_runs``, through ``stats.ratio_per_run`` and
+``diff_per_run``), median [min..max] over runs (``stats.summarize``), the paired verdict.
+Every function returns numbers (a ``Summary``, a ``Verdict``, a fraction) or the texts a run
+recorded; ``markers.value_marker`` only formats them. A selection that matches no rows, or a
+statistic the rows cannot give, raises ``ValueError`` with the reason, which the page shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from benchsite.model import metrics, stats
+from benchsite.model.figures import Figure
+from benchsite.model.table import sort_key
+
+FILTER_COLUMNS = ("variant", "dtype", "boundary")  # filtered as they are; any other key is a param
+
+
+def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
+    """The rows whose columns (``variant``, ``dtype``, ``boundary``) or params hold each value."""
+    for key, want in filters.items():
+        col = key if key in FILTER_COLUMNS else f"p_{key}"
+        if col not in frame:
+            raise ValueError(f"no column or parameter {key!r} in the results")
+        frame = frame[frame[col].astype(str) == want]
+    if frame.empty:
+        raise ValueError(f"no rows match {filters}")
+    return frame
+
+
+def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Variant ``a``'s rows and ``b``'s (the figure's ratio unless named), within the selection."""
+    a = opts.pop("a", fig.ratio[0] if fig.ratio else None)
+    b = opts.pop("b", fig.ratio[1] if fig.ratio else None)
+    if not (a and b):
+        raise ValueError("needs a= and b= variants (the figure declares no ratio)")
+    rows = select(frame, opts) if opts else frame
+    return select(rows, {"variant": a}), select(rows, {"variant": b})
+
+
+def median(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
+    return stats.summarize(stats.run_medians(select(frame, opts)))
+
+
+def minimum(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
+    """Each run's fastest sample, over runs."""
+    return stats.summarize(stats.run_minima(select(frame, opts)))
+
+
+def mean(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
+    """Each run's mean time per call (a sample weighted by its calls), over runs."""
+    return stats.summarize(stats.run_means(select(frame, opts)))
+
+
+def rate(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
+    """Calls per second (the inverse of the time per call) of each run, over runs."""
+    return stats.summarize(1.0 / stats.run_medians(select(frame, opts)))
+
+
+def compiles(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
+    return stats.summarize(stats.run_medians(select(frame, opts), "compiles"))
+
+
+def ratio(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Summary:
+    """Per-run ratio a / b over the runs both have."""
+    return stats.summarize(stats.ratio_per_run(*pair(frame, opts, fig)))
+
+
+def diff(frame: pd.DataFrame, opts: dict[str, str], fig: Figure, per_window: bool = False) -> stats.Summary:
+    """Per-run difference a - b per call (``per_window``: per timed window of a's calls)."""
+    return stats.summarize(stats.diff_per_run(*pair(frame, opts, fig), per_window=per_window))
+
+
+def verdict(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Verdict:
+    """The paired rule (docs/verdicts.md) on two variants' run medians, run by run."""
+    return stats.paired_verdict(*(stats.run_medians(x) for x in pair(frame, opts, fig)))
+
+
+def equivalence(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Equivalence:
+    """The equivalence rule (docs/verdicts.md) on two variants' run medians, run by run; ``margin=``
+    (a fraction) is required."""
+    if "margin" not in opts:
+        raise ValueError("stat=same needs margin= (a fraction: 0.05 for ±5 %)")
+    try:
+        margin = float(opts.pop("margin"))
+    except ValueError:
+        raise ValueError("margin= must be a number (a fraction: 0.05 for ±5 %)") from None
+    return stats.paired_equivalence(*(stats.run_medians(x) for x in pair(frame, opts, fig)), margin)
+
+
+def range_frac(frame: pd.DataFrame, opts: dict[str, str]) -> float:
+    """(largest - smallest) / median of the run medians."""
+    return median(frame, opts).range_frac
+
+
+def within(frame: pd.DataFrame, opts: dict[str, str]) -> float:
+    """The median over runs of each run's IQR / median."""
+    found = stats.within_spread(select(frame, opts))
+    if math.isnan(found):
+        raise ValueError(f"stat=within needs at least {stats.MIN_WITHIN_SAMPLES} samples a run")
+    return found
+
+
+def metric(frame: pd.DataFrame, opts: dict[str, str], name: str) -> stats.Summary:
+    """A quantity other than time (``metrics``) over runs."""
+    found = metrics.summary(select(frame, opts), name)
+    if found is None:
+        raise ValueError(f"the selected rows carry no {name} data")
+    return found
+
+
+def error_ratio(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Summary:
+    """Per-run ratio of the two variants' errors, a / b, over the runs both have."""
+    a, b = stats.paired_runs(*(metrics.get("error").per_run(x) for x in pair(frame, opts, fig)))
+    if not a.size or (b == 0).any():
+        raise ValueError("no runs where both variants have a non-zero error to divide by")
+    return stats.summarize(a / b)
+
+
+def runs(frame: pd.DataFrame, opts: dict[str, str]) -> int:
+    return int((select(frame, opts) if opts else frame)["run"].nunique())
+
+
+def field(frame: pd.DataFrame, opts: dict[str, str]) -> list[str]:
+    """What a run was configured with, not what it measured: the distinct values of a params key
+    (``key=n``) or of a results column (``key=platform``), in numeric order."""
+    key = opts.pop("key", None)
+    if not key:
+        raise ValueError("stat=field needs key=<params key or column>")
+    rows = select(frame, opts) if opts else frame
+    col = f"p_{key}" if f"p_{key}" in rows else key
+    if col not in rows:
+        raise ValueError(f"no column or parameter {key!r} in the results")
+    return sorted({str(v) for v in rows[col].dropna()}, key=sort_key)
+
+
+def details(frame: pd.DataFrame, opts: dict[str, str]) -> list[str]:
+    """The distinct ``detail`` texts of the selected rows, sorted."""
+    texts = sorted({str(d) for d in select(frame, opts)["detail"] if d})
+    if not texts:
+        raise ValueError("the selected rows carry no detail text")
+    return texts

@@ -1,0 +1,210 @@
+"""The table model: one figure on one machine, computed once, read by every view.
+
+Everything the site says about a (figure, machine) pair is derived here from its
+validated samples, once per build (``Catalog.table`` caches it): the table's rows
+in order, each cell's per-run values and median [min..max], the ratio column,
+the paired verdict per row, the spread per variant, the stale reason and the
+headline. The chapter panel, the /bench pages, the comparison, ``make compare``
+and the claims only select from it and format. A sentence's value
+(``benchsite/model/quotes.py``) may name a finer selection of the table's samples than a
+row (a dtype, a boundary, any param) and takes it by the same rules (``stats``).
+
+(One results file holds one session today; a file with several sessions is one
+table, and the provenance lists every session.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchsite.model import metrics, stats
+from benchsite.model.figures import Figure
+from benchsite.model.headline import Headline, choose_headline
+from benchsite.model.staleness import CodeHash, stale_reason
+
+
+def sort_key(value: object) -> tuple:
+    """Numbers in numeric order, then text: ``n=8`` before ``n=16``."""
+    try:
+        return (0, float(value), "")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+def distinct_texts(column: pd.Series) -> set[str]:
+    """The distinct values of a column as text, empty cells left out: what a provenance line lists.
+    (A set of the column's values: several times quicker than ``unique()`` on a column of text.)"""
+    return {str(v) for v in set(column.tolist()) if not pd.isna(v)}
+
+
+def run_days(frame: pd.DataFrame) -> str:
+    """The days its runs started (UTC): ``2026-12-01``, or ``2026-12-01 … 2026-12-02``."""
+    days = sorted({str(t)[:10] for t in set(frame["timestamp_utc"].tolist())})
+    return days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+
+
+def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(label, rows) per table row, in numeric order of the group_by params."""
+    cols = [f"p_{k}" for k in fig.group_by]
+    if not cols:
+        yield "", frame
+        return
+    missing = [c for c in cols if c not in frame]
+    if missing:
+        raise ValueError(f"{fig.id}: results have no params {', '.join(c[2:] for c in missing)}")
+    keyed = sorted(frame.groupby(cols, sort=False), key=lambda kv: [sort_key(v) for v in kv[0]])
+    for values, rows in keyed:
+        yield ", ".join(f"{k}={v}" for k, v in zip(fig.group_by, values)), rows
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a figure's table: one value of the group_by params."""
+
+    label: str  # "n=1024"; "" for a one-row figure
+    params: dict[str, str]  # the group_by values of this row
+    samples: pd.DataFrame  # every sample of the row, all variants
+    run_medians: dict[str, pd.Series]  # variant -> median time per run (variants present only)
+    cells: dict[str, stats.Summary]  # variant -> median [min..max] of the run medians
+    ratio: stats.Summary | None  # the figure's ratio a / b: of the per-run ratios
+    verdict: stats.Verdict | None  # the paired rule on the ratio pair, run by run
+
+    def metric(self, name: str) -> dict[str, stats.Summary | None]:
+        """variant -> median [min..max] over runs of another quantity (metrics.py)."""
+        return metrics.by_variant(self.samples, name)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Run-to-run and within-run spread of one variant across the table's rows."""
+
+    variant: str
+    runs: int
+    between: tuple[float, ...]  # per row: (max - min) / median of the run medians
+    within: tuple[float, ...]  # per row: median over runs of IQR / median
+    noise: str  # stats.noise_label of the noisiest row
+
+
+def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
+    variants, runs = samples["variant"].to_numpy(), samples["run"].to_numpy()
+    times = samples["time_s"].to_numpy(dtype=float)
+    per_run = {v: stats.per_run_median(runs[at], times[at]) for v in fig.variants if (at := variants == v).any()}
+    ratio, verdict = None, None
+    if fig.ratio and all(v in per_run for v in fig.ratio):
+        paired_a, paired_b = stats.paired_runs(per_run[fig.ratio[0]], per_run[fig.ratio[1]])
+        if paired_a.size:
+            ratio = stats.summarize(paired_a / paired_b)
+        verdict = stats.paired_verdict(paired_a, paired_b) if fig.ratio_verdict else None
+    params = {k: str(samples[f"p_{k}"].iloc[0]) for k in fig.group_by}
+    return Row(label, params, samples, per_run, {v: stats.summarize(m) for v, m in per_run.items()},
+               ratio, verdict)
+
+
+def _spreads(rows: tuple[Row, ...], fig: Figure) -> tuple[Spread, ...]:
+    within_by_row = [stats.within_spreads(r.samples) for r in rows]
+    out = []
+    for variant in fig.variants:
+        having = [(r, w) for r, w in zip(rows, within_by_row) if variant in r.cells]
+        if not having:
+            continue
+        within = tuple(w[variant] for _, w in having)
+        runs = len(set().union(*(r.run_medians[variant].index for r, _ in having)))
+        out.append(Spread(variant, runs, tuple(r.cells[variant].range_frac for r, _ in having), within,
+                          stats.noise_label(float(pd.Series(within).max()))))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One figure on one machine: see the module docstring."""
+
+    fig: Figure
+    machine: str
+    frame: pd.DataFrame  # every validated sample, params parsed into p_<key> columns
+    rows: tuple[Row, ...]  # the figure's variants only, in table order
+    spreads: tuple[Spread, ...]
+    stale: str  # why the results no longer describe today's code ("" when they do)
+    headline: Headline | None
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, fig: Figure, current: CodeHash | None = None) -> Table:
+        """The table of ``frame``; ``current`` (today's code hashes) decides staleness."""
+        timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
+        rows = tuple(_row(label, part, fig) for label, part in groups(timed, fig))
+        machine = str(frame["machine"].iloc[0])
+        return cls(fig, machine, frame, rows, _spreads(rows, fig),
+                   stale_reason(frame, current) if current else "", choose_headline(rows, fig))
+
+    def detached(self) -> Table:
+        """This table without its samples (each row keeps its rows' index): what the build cache
+        stores, since the catalog has the frame already; :meth:`attached` puts them back."""
+        return dataclasses.replace(self, frame=None, rows=tuple(
+            dataclasses.replace(r, samples=r.samples.index.to_numpy()) for r in self.rows))
+
+    def attached(self, frame: pd.DataFrame) -> Table:
+        return dataclasses.replace(self, frame=frame, rows=tuple(
+            dataclasses.replace(r, samples=frame.loc[r.samples]) for r in self.rows))
+
+    def metric(self, name: str) -> tuple[dict[str, stats.Summary | None], ...]:
+        """Per row, in order: ``Row.metric(name)`` of every row, from one groupby (a table of
+        another quantity asks it of each row), made once per table."""
+        made = self.__dict__.setdefault("_metric", {})  # not a field: replace() and detached() drop it
+        if name not in made:
+            made[name] = tuple(metrics.by_row_and_variant([r.samples for r in self.rows], name))
+        return made[name]
+
+    def same(self, margin: float) -> tuple[stats.Equivalence | None, ...]:
+        """Per row, in order: the equivalence rule on the ratio pair's run medians, run by run, at
+        ``margin`` (None where the row lacks one of the pair): "the same within ±margin" or not."""
+        pair = self.fig.ratio
+        return tuple(stats.paired_equivalence(r.run_medians[pair[0]], r.run_medians[pair[1]], margin)
+                     if pair and all(v in r.run_medians for v in pair) else None for r in self.rows)
+
+    @functools.cached_property
+    def variants(self) -> tuple[str, ...]:
+        """The figure's variants measured on this machine, in the figure's order: what its table
+        and chart show (a script may measure some only on some platforms, as fig-machine-peak
+        measures 16-bit types only on accelerators); all of them when none was."""
+        measured = tuple(v for v in self.fig.variants if any(v in r.cells for r in self.rows))
+        return measured or tuple(self.fig.variants)
+
+    @property
+    def unmeasured(self) -> tuple[str, ...]:
+        """The figure's variants this machine has no sample of."""
+        return tuple(v for v in self.fig.variants if v not in self.variants)
+
+    @property
+    def runs(self) -> int:
+        return int(self.frame["run"].nunique())
+
+    @functools.cached_property
+    def quantities(self) -> dict[tuple[str, str], tuple[stats.Summary, bool]]:
+        """(row label, variant or "a / b") -> (summary, is_ratio): every cell, for comparisons."""
+        out: dict[tuple[str, str], tuple[stats.Summary, bool]] = {}
+        for row in self.rows:
+            out.update({(row.label, v): (s, False) for v, s in row.cells.items()})
+            if row.ratio and self.fig.ratio:
+                out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = (row.ratio, True)
+        return out
+
+    @functools.cached_property
+    def workloads(self) -> dict[tuple[str, str], frozenset[str]]:
+        """(row label, variant or "a / b") -> every full ``params`` text behind that cell. Two
+        machines' cells are the same workload only when these agree: a row is keyed by the
+        figure's group_by params alone, and the other params (a size picked per platform or
+        per cache size) may differ."""
+        out: dict[tuple[str, str], frozenset[str]] = {}
+        for row in self.rows:
+            by_variant: dict[str, set[str]] = {}  # one pass over the row's distinct (variant, params)
+            for variant, params in set(zip(row.samples["variant"].tolist(), row.samples["params"].tolist())):
+                by_variant.setdefault(variant, set()).add("" if pd.isna(params) else str(params))
+            out.update({(row.label, v): frozenset(by_variant.get(v, ())) for v in row.cells})
+            if row.ratio and self.fig.ratio:
+                out[(row.label, f"{self.fig.ratio[0]} / {self.fig.ratio[1]}")] = frozenset().union(
+                    *(by_variant.get(v, frozenset()) for v in self.fig.ratio))
+        return out

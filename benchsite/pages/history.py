@@ -1,0 +1,391 @@
+"""Sessions on the /bench pages: the permalink of each session, the history of a figure on
+a machine, and what changed on a machine between its last two sessions.
+
+URLs (a session's page is made from that session's per-run summaries alone, the same bytes whether the
+session is the latest or kept, so adding sessions or machines never changes it; a change to the
+rendering or to the verdict rule does, since verdicts are computed at build time):
+  /bench/<fig-id>/<machine>/<session>/   one session of one figure on one machine
+  /bench/changes/<machine>/              the cells that moved between the last two sessions
+
+Data comes from ``sessions.py`` (computed once per build); verdicts between sessions
+are the unpaired rule's (``compare.table_cells``: runs of two sessions are not paired).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from benchsite.core import urls
+from benchsite.core.cachefile import cached
+from benchsite.core.urls import session_path, session_src
+from benchsite.model import metrics, stats
+from benchsite.model.figures import Figure
+from benchsite.model.sessions import Session, env_diff, history
+from benchsite.views import axes, compare, fmt, render
+from benchsite.views.html import render as template
+
+if TYPE_CHECKING:
+    from benchsite.pages.markers import Context
+
+WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
+LEFT, RIGHT, TOP, BOTTOM = 62, 12, 12, 40
+MAX_LABELS = 4  # session labels under the chart; past this, every k-th
+FONT = 13  # templates/history_chart.html's font-size
+# The labels under the chart (a date and time, a jax version: digits mostly) are measured with the
+# kit's rule at a glyph of 0.55 of the size, not its default 0.6: DejaVu Sans, among the widest,
+# draws "2026-12-01 21:17" 103 units wide at 13 (0.49 a character), and the pages were laid out
+# with 0.55 (the default would space the labels of a three-session history every other one).
+LABEL_GLYPH, LABEL_GAP = 0.55, 6
+
+
+# --- paths ---------------------------------------------------------------------------------
+
+def session_pages(cat, fig: Figure, machine: str) -> dict[str, str]:
+    """Source path -> Markdown of every session page of one figure on one machine."""
+    out = {}
+    for sid in session_ids(cat, fig, machine):
+        out[session_src(fig.id, machine, sid)] = (
+            f"{urls.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
+            f"<!-- bench:session {fig.id} machine={urls.machine_slug(machine)} session={sid} -->\n")
+    return out
+
+
+def session_ids(cat, fig: Figure, machine: str) -> list[str]:
+    """``history(...).ids``, kept under the build cache by the results file and the kept sessions'
+    files: listing a machine's session pages reads no session."""
+    from benchsite.core.cachefile import file_digest
+
+    kept = cat.kept(machine, fig.stem)
+    state = "-" if machine not in cat.machines(fig.id) else cat.problem(fig.id, machine) or cat.csv_digest(
+        fig.id, machine)
+    files = [(sid, str(p), file_digest(p, cat.cache) if p.is_file() else "-")
+             for sid, pair in sorted(kept.items()) for p in pair]
+    return cat.stored("session-ids", (repr(fig), machine, state, files), lambda: history(cat, fig.id, machine).ids)
+
+
+def changes_page(machine: str) -> str:
+    return (f"{urls.WIDE}# What changed on {fmt.esc(machine)} {{ #changes }}\n\n"
+            f"<!-- bench:changes machine={urls.machine_slug(machine)} -->\n")
+
+
+# --- the history chart ---------------------------------------------------------------------
+
+def _tick(value: float, is_ratio: bool) -> str:
+    if value == 0:
+        return "0"
+    return f"{value:g}×" if is_ratio else axes.time_tick(value, figures=3)
+
+
+def _when(s: Session) -> str:
+    """The label under a session: its UTC start from the id (``2026-12-01 14:21``), else its date."""
+    sid = s.id
+    if len(sid) >= 13 and sid[:8].isdigit() and sid[8] == "T" and sid[9:13].isdigit():
+        return f"{sid[:4]}-{sid[4:6]}-{sid[6:8]} {sid[9:11]}:{sid[11:13]}"
+    return s.date
+
+
+def chart(points: list[Session], link) -> Markup | None:
+    """The headline cell across sessions: median and [min..max] of the run medians per session,
+    each a link to that session's page; ``None`` when no session has the headline."""
+    shown = [(s, s.table.headline) for s in points if s.table.headline]
+    if not shown:
+        return None
+    is_ratio = shown[-1][1].is_ratio
+    high = max(h.summary.high for _, h in shown)
+    top, step = axes.nice_top(high if high > 0 else 1.0)
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    y = lambda v: round(TOP + plot_h * (1 - v / top), 1)  # noqa: E731
+    # Labels every k-th session, k such that neighbours do not run into each other, each kept
+    # inside the chart (moved in from the edge by what it would lose there).
+    label_w = axes.text_width(max(max(len(_when(s)), len(f"jax {s.values('jax_version')}")) for s, _ in shown),
+                              FONT, LABEL_GLYPH)
+    every = max(math.ceil(len(shown) / MAX_LABELS), math.ceil((label_w + LABEL_GAP) * len(shown) / plot_w))
+    out = []
+    for i, (s, h) in enumerate(shown):
+        x = round(LEFT + plot_w * (i + 0.5) / len(shown), 1)
+        out.append({"x": x, "y": y(h.summary.median), "low": y(h.summary.low), "high": y(h.summary.high),
+                    "href": link(session_path(s.fig_id, s.machine, s.id)), "label": i % every == 0,
+                    "label_x": round(min(max(x, label_w / 2), WIDTH - label_w / 2), 1),
+                    "date": _when(s), "jax": s.values("jax_version"),
+                    "title": f"session {s.id}: {h.text} ({h.summary.runs} runs, jax {s.values('jax_version')})"})
+    ticks = [{"y": y(t), "text": _tick(t, is_ratio)} for t in axes.linear_ticks(top, step)]
+    what = shown[-1][1].what
+    return template("history_chart.html", width=WIDTH, height=HEIGHT, font=FONT, left=LEFT, right=WIDTH - RIGHT,
+                    top=TOP, bottom=HEIGHT - BOTTOM, points=out, ticks=ticks, what=what,
+                    line=" ".join(f"{'M' if i == 0 else 'L'}{p['x']} {p['y']}" for i, p in enumerate(out)))
+
+
+# --- between two sessions ------------------------------------------------------------------
+
+def _cells(cat, old: Session, new: Session) -> list[compare.Cell]:
+    return cat.memo(("session-cells", old.fig_id, old.machine, old.id, new.id),
+                    lambda: compare.table_cells(new.table, old.table, machines=True))
+
+
+def step(cat, old: Session, new: Session, link) -> dict:
+    """One step of the history: the verdict on every cell and what changed around it (kept
+    between builds by the two sessions' digests and where the page links from)."""
+    links = [link(session_path(s.fig_id, s.machine, s.id)) for s in (old, new)] + [link(render.RULE_PATH)]
+    return cat.stored("step", (old.digest, new.digest, *links),
+                      lambda: _step(cat, old, new, link))
+
+
+def _step(cat, old: Session, new: Session, link) -> dict:
+    found = _cells(cat, old, new)
+    moved = [c for c in found if c.verdict == stats.RESULT]
+    return {"old": old.id, "new": new.id, "old_href": link(session_path(old.fig_id, old.machine, old.id)),
+            "new_href": link(session_path(new.fig_id, new.machine, new.id)),
+            "count": compare.results_count(found), "moved": [_moved(c) for c in moved],
+            "env": env_diff(old, new),
+            "table": Markup(compare.html_table(found, new.id, old.id, link(render.RULE_PATH)))}
+
+
+def _moved(c: compare.Cell) -> dict:
+    return {"cell": f"{c.quantity} at {c.group}" if c.group else c.quantity,
+            "before": c.shown(c.b), "after": c.shown(c.a), "ratio": f"{fmt.sig(c.ratio)}×"}
+
+
+def history_html(fig: Figure, machine: str, ctx: Context) -> str:
+    """The history block of a figure on a machine: chart, then each step newest first."""
+    cat = ctx.catalog
+    hist = history(cat, fig.id, machine)
+    for message in hist.errors.values():
+        ctx.on_problem(message)
+    steps = [step(cat, a, b, ctx.link) for a, b in zip(hist.sessions, hist.sessions[1:])][::-1]
+    heads = [s.table.headline for s in hist.sessions if s.table.headline]
+    return str(template("history.html", where=f"{fig.id} on {machine}", chart=chart(list(hist.sessions), ctx.link),
+                        what=heads[-1].what if heads else "",
+                        sessions=len(hist.sessions), steps=steps, compared=fig.compare is not None,
+                        made_by=fig.compare.made_by if fig.compare is not None else "", errors=[
+                            render.error_box(fig.id, m) for m in hist.errors.values()]))
+
+
+# --- a session's page ----------------------------------------------------------------------
+
+def _spreads(s: Session) -> list[dict]:
+    out = []
+    for spread in s.table.spreads:
+        rows = [r.label for r in s.table.rows if spread.variant in r.cells]
+        within = [s.within(spread.variant, label) for label in rows]
+        noise = stats.noise_label(max((w for w in within if w == w), default=float("nan")))
+        out.append({"variant": spread.variant, "runs": spread.runs, "between": fmt.percent_span(spread.between),
+                    "within": fmt.percent_span(within), "noise": noise})
+    return out
+
+
+def _provenance(s: Session) -> list[tuple[str, str]]:
+    frame = s.frame
+    firsts = frame.groupby("run")[sorted(render.PER_RUN_FIELDS)].first()  # one grouping for every field
+    rows = []
+    for col, label in render.PROVENANCE_FIELDS:
+        per_run = firsts[col] if col in render.PER_RUN_FIELDS else None
+        if per_run is not None and per_run.nunique(dropna=False) > 1:
+            rows.append((label, "by run: " + ", ".join("—" if v != v or v is None else str(v) for v in per_run)))
+        else:
+            rows.append((label, s.values(col)))
+    rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {int(frame['samples'].sum())} samples in all "
+                                   "(kept as per-run summaries)"))
+    return rows
+
+
+def _commits(s: Session, repo_url: str) -> list[dict]:
+    base = urls.public_base(repo_url)
+    return [{"sha": c, "short": c[:12], "url": f"{base}/tree/{c}" if base and c != "unknown" else ""}
+            for c in sorted({str(v) for v in s.frame["git_commit"].unique()})]
+
+
+NO_ADDRESS = "<site address>"  # stands for the site's address in text to paste when none is configured
+
+
+def address(ctx: Context, path: str) -> tuple[str, str]:
+    """(href, text to paste) of the page at ``path`` below the site root: its public URL, or
+    without one (a local build) a link within this site and the path after ``<site address>``."""
+    url = urls.absolute(ctx.site_url, path)
+    return (url, url) if url else (ctx.link(path), f"{NO_ADDRESS}/{path}")
+
+
+def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str = "", data_url: str = "") -> dict:
+    """What to paste into a review, for one session: the template's fields (``cite.html``).
+    ``download``: the site's link to the latest results file, and ``data_url`` the file in the
+    repository at the commit that holds it (the machine page's block only: a session's own page
+    must not change when a later session replaces that file)."""
+    head = s.table.headline
+    first = s.frame.iloc[0]
+    href, url = address(ctx, session_path(fig.id, s.machine, s.id))
+    # A comparison's commits are of the repository benchkit compare ran in, which need not be this site's.
+    commits = _commits(s, ctx.repo_url if fig.compare is None else "")
+    dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
+    versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
+    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
+    rule = address(ctx, render.RULE_PATH)[1]
+    verdict = (f"{head.verdict.text} (paired rule: {rule}, applied when the page was built)"
+               if head and head.verdict else "")
+    lines = [
+        f"{fig.id}: {fig.title}",
+        f"machine   {s.machine} ({first['platform']}, {first['device_kind']} x{first['device_count']})",
+        f"headline  {headline}" if head else "",
+        f"verdict   {verdict}" if verdict else "",
+        f"jax       {versions['jax']} (jaxlib {versions['jaxlib']}, numpy {versions['numpy']})",
+        f"measured  {s.date} (UTC), session {s.id}",
+        f"commit    {', '.join(c['short'] for c in commits)}{dirty}",
+        f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else "")
+        if fig.compare is None else f"code      recorded by {fig.compare.made_by}: " + ", ".join(
+            f"{v.variant} = {v.target} sha256 {v.sha256[:12]}" for v in fig.compare.versions),
+        f"data      {data_url} (every sample)" if data_url else
+        f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
+        f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
+        f"url       {url}",
+        # A session a reader's own make bench measured is on no published site until its folder is merged.
+        f"status    measured here by make bench, not published: this page exists in your build only, "
+        f"until results/{s.machine}/ is merged and the site rebuilt"
+        if ctx.catalog.role(s.machine) == "measured here" else "",
+    ]
+    python = s.values("python_version")
+    repo = urls.public_base(ctx.repo_url)
+    # A fresh clone at the commit: make bench builds .venv from that commit's requirements.txt (the
+    # versions above) and writes into that clone's results/, not into the reader's own checkout.
+    reproduce = "\n".join([
+        f"git clone {repo or '<repository>'} rerun && cd rerun"
+        + (f" && git checkout {commits[0]['sha']}" if len(commits) == 1 else ""),
+        f"# the session ran Python {python}; make bench builds .venv from this commit's requirements.txt"
+        if "," not in python and python != "—" else "",
+        f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
+    if fig.compare is not None:  # in the repository it ran in, at the commit above
+        reproduce = f"# in the repository it ran in, at the commit above\n{fig.compare.command}"
+    short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
+    snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
+    return {"text": "\n".join(line for line in lines if line), "url": url, "href": href,
+            "public": url == href, "commits": commits, "repo": repo, "download": download, "data_url": data_url,
+            "reproduce": reproduce, "markdown": snippet}
+
+
+def session_panel(fig: Figure, s: Session, ctx: Context) -> str:
+    tab = s.table
+    per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
+    first = s.frame.iloc[0]
+    meta = {"machine": s.machine, "platform": first["platform"], "device_kind": first["device_kind"],
+            "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
+            "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
+                                                                       "sample"),
+            # Processes per run: the kept summaries do not keep them (archive._PER_SAMPLE), and the page
+            # says so rather than ask today's script (the page would then change with the script).
+            "processes": None, "unmeasured": tab.unmeasured}
+    metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
+                     for m in fig.extra.get("metrics", ())]
+    verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
+    script = [{"short": c["short"], "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}"}
+              for c in _commits(s, ctx.repo_url) if c["url"]] if fig.compare is None else []
+    recorded = ctx.link(f"{urls.BENCH_PAGES}/{fig.id}/") + "#code" if fig.compare is not None else ""
+    return str(template("session.html", meta=meta, table=render.table(tab), metric_tables=metric_tables,
+                        spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=ctx.link(render.RULE_PATH),
+                        rule_title=render.RULE_TITLE, provenance=_provenance(s), script=script,
+                        script_rel=fig.script_rel,
+                        recorded=recorded, made_by=fig.compare.made_by if fig.compare is not None else ""))
+
+
+def session_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:session fig-id machine=<slug> session=<id> -->``: one session's permalink page."""
+    cat = ctx.catalog
+    if not args or args[0] not in cat.figures:
+        raise ValueError("the first argument must be the id of a figure script")
+    fig = cat.figures[args[0]]
+    opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+    by_slug = cat.by_slug(fig.id)
+    if opts.get("machine") not in by_slug:
+        raise ValueError(f"no results for {fig.id} on {opts.get('machine')}")
+    machine = by_slug[opts["machine"]]
+    hist = history(cat, fig.id, machine)
+    sid = opts.get("session", "")
+    intro = (f"One session of `{fig.id}` on {fmt.md(machine)}. What this address shows cannot change: that "
+             "session's samples, kept as its per-run summaries, which later sessions and machines leave alone. "
+             "What can change is how they are shown and judged: the page is rebuilt with the site, so a "
+             "correction to its rendering shows here, and its verdicts are computed at each build by the rule of "
+             f"[How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}), so a change to that rule "
+             "(`benchsite/model/stats.py`) can change a verdict here; the cite block names the rule it was judged by. "
+             f"[The latest results on this machine]({urls.rel(ctx.src_uri, urls.machine_src(fig.id, machine))}) · "
+             f"[every machine]({urls.rel(ctx.src_uri, urls.figure_src(fig.id))}).\n")
+    if sid in hist.errors:
+        ctx.on_problem(hist.errors[sid])
+        return intro + ctx.cache.html_block(render.error_box(fig.id, hist.errors[sid]))
+    s = hist.get(sid)
+    if s is None:
+        raise ValueError(f"no session {sid} of {fig.id} on {machine}")
+    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/"), ctx.catalog.role(machine)))
+    body = cached("session-page", key, lambda: session_panel(fig, s, ctx) + "\n"
+                  + str(template("cite.html", open=True, **cite(fig, s, ctx))))
+    return intro + ctx.cache.html_block(body)
+
+
+# --- what changed on a machine -------------------------------------------------------------
+
+def _pair(sessions: tuple, from_jax: str | None, to_jax: str | None,
+          from_session: str | None = None, to_session: str | None = None) -> tuple | None:
+    """The two sessions to compare: the last two; or, given jax versions, the last session measured
+    with ``from_jax`` and the first with ``to_jax`` (what an upgrade moved, even when later sessions
+    of the newer jax followed for other reasons); or two sessions by id. None when there are not
+    two such sessions."""
+    if from_session or to_session:
+        if not (from_session and to_session):
+            raise ValueError("from_session= and to_session= go together")
+        old = [x for x in sessions if x.id == from_session]
+        new = [x for x in sessions if x.id == to_session]
+        return (old[0], new[0]) if old and new else None
+    if not (from_jax or to_jax):
+        return (sessions[-2], sessions[-1]) if len(sessions) >= 2 else None
+    if not (from_jax and to_jax):
+        raise ValueError("from_jax= and to_jax= go together")
+    old = [x for x in sessions if x.values("jax_version") == from_jax]
+    new = [x for x in sessions if x.values("jax_version") == to_jax]
+    return (old[-1], new[0]) if old and new else None
+
+
+def changes_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:changes machine=<slug> [from_jax=A to_jax=B] -->``: every figure's cells that
+    moved (unpaired rule) between its last two sessions on the machine (or between its last session
+    with jax A and its first with jax B), with what changed in the provenance."""
+    cat = ctx.catalog
+    opts = dict(a.split("=", 1) for a in args if "=" in a)
+    by_slug = cat.by_slug()
+    if opts.get("machine") not in by_slug:
+        # A page about one machine's sessions, built from a results folder without that machine (a
+        # reader's own folder, a test's): said on the page, not a broken build.
+        return (f"\n!!! note \"No results on {fmt.md(opts.get('machine', ''))} here\"\n"
+                f"    The results folder this site was built from holds no results on that machine, so "
+                f"there is nothing to compare on it.\n")
+    machine = by_slug[opts["machine"]]
+    figures, single, errors = [], [], []
+    # Several lists on one page (the upgrade page) need their own anchors: the pair they compare.
+    pair_opts = [opts[k] for k in ("from_jax", "to_jax", "from_session", "to_session") if opts.get(k)]
+    tag = ("--" + "-".join(re.sub(r"[^a-z0-9]+", "-", v.lower()).strip("-") for v in pair_opts)) if pair_opts else ""
+    for fig_id, fig in sorted(cat.figures.items()):
+        if machine not in cat.machines(fig_id):
+            continue
+        hist = history(cat, fig_id, machine)
+        errors += [render.error_box(fig_id, m) for m in hist.errors.values()]
+        for message in hist.errors.values():
+            ctx.on_problem(message)
+        pair = _pair(hist.sessions, opts.get("from_jax"), opts.get("to_jax"),
+                     opts.get("from_session"), opts.get("to_session"))
+        if pair is None:
+            single.append({"id": fig_id, "href": ctx.link(urls.machine_path(fig_id, machine))})
+            continue
+        found = step(cat, *pair, ctx.link)
+        figures.append({"id": fig_id, "anchor": fig_id + tag, "title": fig.title,
+                        "href": ctx.link(urls.machine_path(fig_id, machine)),
+                        **found})
+    between = (f"its last session with jax {fmt.md(opts['from_jax'])} and its first with jax "
+               f"{fmt.md(opts['to_jax'])}" if opts.get("from_jax") else
+               f"sessions {fmt.md(opts['from_session'])} and {fmt.md(opts['to_session'])}"
+               if opts.get("from_session") else "its last two sessions")
+    intro = (f"For every figure measured on {fmt.md(machine)} in at least two sessions: the cells of its "
+             f"table whose difference between {between} is **a result** by the unpaired rule "
+             f"([How a verdict is decided]({urls.rel(ctx.src_uri, 'verdicts.md')}); runs of two sessions are not "
+             "paired), with what changed in the provenance between them. Each figure's page on this machine "
+             "has its whole history.\n")
+    return intro + ctx.cache.html_block(str(template("changes.html", machine=machine, figures=figures,
+                                                 single=single, errors=errors, single_note=(
+        "Not in both sessions" if opts.get("from_jax") or opts.get("from_session") else ""))))

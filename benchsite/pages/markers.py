@@ -1,0 +1,547 @@
+"""Expand ``<!-- bench:KIND args -->`` markers in a page's Markdown.
+
+One dispatcher; an unknown marker, figure or statistic raises
+:class:`MarkerError` naming the page and line. Markers inside fenced code
+blocks are left alone, so pages can show the syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from markupsafe import Markup
+
+from benchkit import layout
+from benchkit.runner import DEFAULT_RUNS
+from benchsite.build.buildcache import BuildCache
+from benchsite.core import urls
+from benchsite.model import calibration, metrics, noise, quotes, stats
+from benchsite.model.catalog import Catalog, Unavailable
+from benchsite.model.figures import Figure
+from benchsite.pages import history, pages, yours
+from benchsite.views import carryover, claims, fmt, render, walltime
+from benchsite.views.html import render as template
+
+MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+class MarkerError(ValueError):
+    """A marker the build cannot expand; the message starts with ``page:line:``."""
+
+
+@dataclass(frozen=True)
+class Context:
+    catalog: Catalog
+    page: str  # the page's source path, for messages
+    link: Callable[[str], str]  # site path -> URL relative to this page
+    on_problem: Callable[[str], None]  # report a bad results file (a warning in the build)
+    src_uri: str = ""  # the page's path below docs/, for Markdown links that mkdocs checks
+    docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
+    site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
+    cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
+    markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
+    repo_url: str = ""  # mkdocs repo_url: cite blocks link the code at the commit that ran
+    # A false claim about the reference machine's results is a problem (a strict build fails); about
+    # another machine's (a reader's own make bench), or with BENCH_CLAIMS=report, it is shown as not
+    # holding there and listed by `make claims`, and the build goes on (benchsite/views/claims.py).
+    claims_fatal: bool = True
+    first_line: int = 1  # the source file's line number of the Markdown's first line (after front matter)
+
+
+QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file|aa-rates|carryover)"
+                     r"\s+(fig-[\w-]+)")
+H1 = re.compile(r"^# \S")
+
+
+def expand(markdown: str, ctx: Context) -> str:
+    out, in_fence, banner = [], False, whose_numbers(markdown, ctx)
+    for number, line in enumerate(markdown.split("\n"), ctx.first_line):
+        if banner and not in_fence and H1.match(line):  # said under the page's title, once
+            out.extend([line, "", banner])
+            banner = ""
+            continue
+        if FENCE.match(line):
+            in_fence = not in_fence
+        if not in_fence and "bench:claim" in line:  # checked sentences first: their words may hold markers
+            line = claims.expand_line(line, ctx, number)
+        if not in_fence and "bench:" in line:
+            alone = MARKER.fullmatch(line.strip()) is not None  # a block of its own, not inside a sentence
+            line = MARKER.sub(lambda m, n=number, a=alone: _dispatch(m, ctx, n, a), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _dispatch(match: re.Match, ctx: Context, line: int, alone: bool = True) -> str:
+    kind, args = match.group(1), match.group(2).split()
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        raise MarkerError(f"{ctx.page}:{line}: unknown marker bench:{kind} "
+                          f"(known: {', '.join(sorted(HANDLERS))})")
+    try:
+        return handler(args, ctx)
+    except Unavailable as err:
+        # The data this marker needs is missing or invalid: say so where it would have been
+        # (a strict build fails on the warning, which names the file and line).
+        ctx.on_problem(str(err))
+        fig_id = args[0] if args else kind
+        return render.error_box(fig_id, str(err), inline=not alone)
+    except (KeyError, ValueError) as err:
+        raise MarkerError(f"{ctx.page}:{line}: bench:{kind} {' '.join(args)}: {err}") from None
+
+
+def _figure_id(args: list[str], ctx: Context) -> str:
+    if not args or not args[0].startswith("fig-"):
+        raise ValueError("the first argument must be a figure id (fig-...)")
+    if args[0] not in ctx.catalog.figures:
+        raise ValueError(f"no figure script defines {args[0]}")
+    return args[0]
+
+
+def _options(args: list[str]) -> dict[str, str]:
+    pairs = [a.split("=", 1) for a in args]
+    if any(len(p) != 2 for p in pairs):
+        raise ValueError("options must be key=value")
+    return dict(pairs)
+
+
+# --- whose numbers a page quotes -----------------------------------------------------------
+
+def whose_numbers(markdown: str, ctx: Context) -> str:
+    """A line for the top of a page that quotes figures: which machine's results its prose and
+    first tabs show, which sessions, and whether that is the site's reference machine or one
+    measured here by a local ``make bench`` ("" for a page that quotes none)."""
+    cat = ctx.catalog
+    by_machine: dict[str, list[str]] = {}
+    for fig_id in sorted(set(QUOTING.findall(markdown)) & set(cat.figures)):
+        machine = cat.quoted(fig_id)
+        if machine is not None:
+            by_machine.setdefault(machine, []).append(fig_id)
+    if not by_machine:
+        return ""
+    groups = []
+    for machine, figs in sorted(by_machine.items(), key=lambda item: (cat.role(item[0]) != "measured here", item[0])):
+        found = [pages.latest_session(cat.figures[f], machine, ctx) for f in figs]
+        sessions = sorted({(s.id, s.date) for s in found if s is not None})
+        groups.append({"machine": machine, "role": cat.role(machine), "figures": figs, "all": len(figs) == sum(
+            map(len, by_machine.values())), "sessions": [{"id": i, "date": d} for i, d in sessions]})
+    return str(template("whose.html", groups=groups, reference=cat.declared,
+                        yours=ctx.link("your-machine/"), run=ctx.link("run-it-yourself/")))
+
+
+# --- bench:figure -----------------------------------------------------------------------
+
+def figure_marker(args: list[str], ctx: Context) -> str:
+    fig = ctx.catalog.figures[_figure_id(args, ctx)]
+    machines = ctx.catalog.machines(fig.id)
+    # A chapter shows at most a few machines (preferred first); /bench has them all.
+    panels = {m: pages.machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
+    roles = {m: ctx.catalog.role(m) for m in panels}
+    body = render.tabs(fig.id, panels, roles) if panels else render.error_box(
+        fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
+    if not panels:
+        ctx.on_problem(f"{ctx.page}: {fig.id} has no results in {ctx.catalog.results}")
+    bench_page = urls.rel(ctx.src_uri, urls.figure_src(fig.id))
+    _check_headline(fig, ctx)
+    return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
+                        caption=claims.caption_html(fig, ctx),
+                        body=Markup(body), code=Markup(render.code_block(fig)), recorded=_recorded(fig, ctx))) + "\n"
+
+
+def _recorded(fig: Figure, ctx: Context) -> Markup:
+    """A comparison's recorded source (``benchkit compare``), stashed; "" for a figure script."""
+    if fig.compare is None or not fig.compare.versions:
+        return Markup("")
+    html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
+    return Markup(ctx.cache.stash(html))
+
+
+def _check_headline(fig, ctx: Context) -> None:
+    """A declared headline that names no cell of the quoted machine's table is a build warning."""
+    machine = ctx.catalog.quoted(fig.id)
+    if fig.headline and machine and ctx.catalog.problem(fig.id, machine) is None:
+        tab = ctx.catalog.table(fig.id, machine)
+        if tab.headline is None:
+            ctx.on_problem(f"{fig.script_rel}:{fig.line}: FIGURE headline {dict(fig.headline)} names no cell of "
+                           f"{fig.id} on {machine} (rows: {', '.join(r.label or '(one row)' for r in tab.rows)})")
+
+
+# --- bench:value ------------------------------------------------------------------------
+
+def value_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:value fig-id stat=... [machine=...] [filters] -->``: one number in a sentence,
+    taken from the table model's samples by ``benchsite/model/quotes.py`` and formatted here."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    stat = opts.pop("stat", "median")
+    if stat not in STATS:
+        raise ValueError(f"unknown stat {stat!r} (known: {', '.join(sorted(STATS))})")
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    frame = ctx.catalog.table(fig_id, machine).frame
+    fig = ctx.catalog.figures[fig_id]
+    title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
+    if stat == "verdict":  # the reason goes in the title, and the words link to the rule
+        decided = quotes.verdict(frame, opts, fig)
+        return render.value(decided.text, f"{title}; paired rule: {decided.reason}", ctx.link(render.RULE_PATH))
+    if stat == "same":  # the equivalence rule, with its interval in the title
+        same = quotes.equivalence(frame, opts, fig)
+        return render.value(same.text, f"{title}; equivalence rule: {same.reason}",
+                            ctx.link(render.RULE_PATH) + "#the-same-within-a-margin")
+    return render.value(STATS[stat](frame, opts, fig), title)
+
+
+def _times(s: stats.Summary) -> str:
+    return fmt.time_range(s.median, s.low, s.high)
+
+
+def _ratios(s: stats.Summary) -> str:
+    return fmt.ratio_range(s.median, s.low, s.high)
+
+
+def _rates(s: stats.Summary) -> str:
+    return fmt.rate_range(s.median, s.low, s.high)
+
+
+def _counts(s: stats.Summary) -> str:
+    return fmt.count_range(s.median, s.low, s.high)
+
+
+def _metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], Figure], str]:
+    return lambda frame, opts, fig: metrics.get(name).show(quotes.metric(frame, opts, name))
+
+
+# stat= -> the quote (benchsite/model/quotes.py), formatted
+STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], Figure], str]] = {
+    "median": lambda frame, opts, fig: _times(quotes.median(frame, opts)),
+    "min": lambda frame, opts, fig: _times(quotes.minimum(frame, opts)),
+    "mean": lambda frame, opts, fig: _times(quotes.mean(frame, opts)),
+    "rate": lambda frame, opts, fig: _rates(quotes.rate(frame, opts)),
+    "compiles": lambda frame, opts, fig: _counts(quotes.compiles(frame, opts)),
+    "ratio": lambda frame, opts, fig: _ratios(quotes.ratio(frame, opts, fig)),
+    "diff": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig)),
+    "lost": lambda frame, opts, fig: _times(quotes.diff(frame, opts, fig, per_window=True)),
+    "verdict": lambda frame, opts, fig: quotes.verdict(frame, opts, fig).text,
+    "same": lambda frame, opts, fig: quotes.equivalence(frame, opts, fig).text,
+    "range": lambda frame, opts, fig: fmt.percent(quotes.range_frac(frame, opts)),
+    "within": lambda frame, opts, fig: fmt.percent(quotes.within(frame, opts)),
+    "runs": lambda frame, opts, fig: str(quotes.runs(frame, opts)),
+    "field": lambda frame, opts, fig: ", ".join(quotes.field(frame, opts)),
+    "detail": lambda frame, opts, fig: "; ".join(quotes.details(frame, opts)),  # escaped when shown
+    "bandwidth": _metric("bandwidth"), "flop-rate": _metric("flop_rate"), "error": _metric("error"),
+    "size": _metric("size"),
+    "error-ratio": lambda frame, opts, fig: _ratios(quotes.error_ratio(frame, opts, fig)),
+}
+
+
+# --- bench:ranked -----------------------------------------------------------------------
+
+def ranked_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:ranked fig-id variant=op by=op top=8 [metric=time] -->``: the rows of
+    one variant, one line per value of the ``by`` parameter, largest median first."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    by, top = opts.pop("by", None), int(opts.pop("top", "10"))
+    metric = metrics.get(opts.pop("metric", "time"))
+    if not by or "variant" not in opts:
+        raise ValueError("needs variant= and by= (the parameter that names each line)")
+    machine = ctx.catalog.prose_machine(fig_id)
+    rows = quotes.select(ctx.catalog.frame(fig_id, machine), opts)
+    if f"p_{by}" not in rows:
+        raise ValueError(f"no parameter {by!r} in the selected rows")
+    return render.ranked_table(rows, by, top, metric, f"{fig_id} on {machine}")
+
+
+# --- bench:file -------------------------------------------------------------------------
+
+def _side_file(args: list[str], ctx: Context) -> tuple[str, str, str, Path]:
+    """(figure id, machine, name, path) of the side file a marker names with ``name=``, on the
+    machine the prose quotes; an error when it is missing."""
+    fig_id = _figure_id(args, ctx)
+    name = _options(args[1:]).get("name")
+    if not name:
+        raise ValueError("needs name= (the side file's name after the figure's stem)")
+    machine = ctx.catalog.prose_machine(fig_id)
+    path = layout.side_file(ctx.catalog.results, machine, ctx.catalog.figures[fig_id].stem, name)
+    if not path.is_file():
+        raise ValueError(f"no side file {path.name} in {ctx.catalog.results / machine}")
+    return fig_id, machine, name, path
+
+
+def file_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:file fig-id name=trace.json.gz -->``: a download link to a side file
+    of the figure (``results/<machine>/<stem>.<name>``) from the machine the prose quotes."""
+    fig_id, machine, name, path = _side_file(args, ctx)
+    url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
+    return str(template("file_link.html", url=url, file=path.name))
+
+
+# --- bench:timeline ---------------------------------------------------------------------
+
+def timeline_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:timeline fig-id name=timeline.json -->``: a side file of traced steps
+    (``benchsite/views/timeline.py`` says its format) drawn as a small timeline, from the machine
+    the prose quotes."""
+    from benchsite.views import timeline  # only pages that draw a timeline need it
+
+    fig_id, machine, name, path = _side_file(args, ctx)
+    url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
+    return timeline.html(path, f"{fig_id} on {machine}", url)
+
+
+# --- bench:detail -----------------------------------------------------------------------
+
+def detail_marker(args: list[str], ctx: Context) -> str:
+    """The distinct ``detail`` texts of the selected rows (e.g. what JAX's compile
+    log said), each with how many samples carried it; escaped, never interpreted."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    frame = ctx.catalog.frame(fig_id, machine)
+    return render.detail_list(quotes.select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
+
+
+# --- bench:verdict-rates, bench:verdict-rule ----------------------------------------------
+
+def _sim_noise(opts: dict[str, str], ctx: Context) -> tuple[float, float, str]:
+    """(run_sd, drift_sd, where they came from) for ``noise=model`` (stats.SIM_*, the default) or
+    ``noise=measured`` (read from the results of the machine the prose quotes, benchsite/model/noise.py),
+    times ``scale``."""
+    scale, kind = float(opts.pop("scale", "1")), opts.pop("noise", "model")
+    if kind == "model":
+        return stats.SIM_RUN_SD * scale, stats.SIM_DRIFT_SD * scale, "the model's noise"
+    if kind != "measured":
+        raise ValueError(f"noise= is model or measured, not {kind!r}")
+    machine = noise.noise_machine(ctx.catalog)
+    if machine is None:
+        raise Unavailable(f"no results in {ctx.catalog.results} to measure the noise from")
+    found = ctx.catalog.memo(("noise", machine), lambda: noise.measured(ctx.catalog, machine))
+    return (found.run_sd * scale, found.drift_sd * scale,
+            f"the noise measured on {machine} (medians over {found.cells} cells and {found.pairs} ratio pairs; "
+            "python -m benchsite.model.noise)")
+
+
+def verdict_rates_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-rates [rule=differ|same] [noise=model|measured] [scale=10] -->``: the
+    seeded simulation of the verdict rules as a table. ``rule=differ`` (the default): how often the
+    paired and unpaired rules say "a result" with no true difference (false positives) and with true
+    shifts (stats.simulate_error_rates); ``rule=same``: how often the equivalence rule says "the
+    same" with true differences from none to beyond the margin (stats.simulate_equivalence_rates).
+    ``noise`` picks the simulated noise (see :func:`_sim_noise`), ``scale`` multiplies it."""
+    opts = _options(args)
+    rule = opts.pop("rule", "differ")
+    run_sd, drift_sd, source = _sim_noise(opts, ctx)
+    if opts or rule not in ("differ", "same"):
+        raise ValueError(f"unknown options {', '.join(opts) or 'rule=' + rule} (known: rule=differ|same, "
+                         "noise=model|measured, scale)")
+    spread = stats.sim_spread(run_sd, drift_sd)
+    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); {source}: run noise "
+            f"{fmt.percent(run_sd)} per variant and a shared per-run drift of {fmt.percent(drift_sd)} "
+            f"(standard deviations of the log run medians); one spread = {fmt.percent(spread)}.")
+    if rule == "same":
+        head, body = _same_rates(ctx, run_sd, drift_sd)
+        note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
+                 "false equivalence, as is anything beyond it.")
+    else:
+        head, body = _differ_rates(ctx, run_sd, drift_sd)
+        note += " The false-negative rate is one minus the power."
+    return str(template("verdict_rates.html", head=head, body=body, note=note))
+
+
+def _simulated(ctx: Context, simulate: Callable, run_sd: float, drift_sd: float) -> tuple:
+    """A simulation's rates at this noise, run once per build however many markers show them."""
+    return ctx.catalog.memo(("simulated", simulate.__name__, run_sd, drift_sd),
+                            lambda: tuple(simulate(run_sd=run_sd, drift_sd=drift_sd)))
+
+
+def _differ_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    rates = _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)
+    got = {(r.rule, r.runs, r.shift): r.rate for r in rates}
+    shifts = [s for s in stats.SIM_SHIFTS if s]
+    head = (["rule", "R", "false positives (no difference)"]
+            + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
+    body = []
+    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
+        for r in stats.SIM_RUNS:
+            body.append([what, str(r), fmt.percent(got[(rule, r, 0)])]
+                        + [fmt.percent(got[(rule, r, s)]) for s in shifts])
+    return head, body
+
+
+def _same_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
+    rates = _simulated(ctx, stats.simulate_equivalence_rates, run_sd, drift_sd)
+    got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in rates}
+    said = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
+    head = ["rule", "R", "margin"] + [
+        "“the same” " + said.get(s, f"at {s:g} margins (false equivalence)" if s > 1 else f"at {s:g} margin")
+        for s in stats.SIM_EQUIV_SHIFTS]
+    body = []
+    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
+        for r in stats.SIM_RUNS:
+            for m in stats.SIM_MARGINS:
+                body.append([what, str(r), stats.margin_text(m)]
+                            + [fmt.percent(got[(rule, r, m, s)]) for s in stats.SIM_EQUIV_SHIFTS])
+    return head, body
+
+
+QUOTED_VERDICT = re.compile(r"<!--\s*bench:value\s+fig-[\w-]+[^>]*\bstat=verdict\b")
+
+
+def _quoted_verdicts(ctx: Context) -> int:
+    """How many verdicts the pages quote in their prose (``bench:value ... stat=verdict``)."""
+    if ctx.docs_dir is None:
+        return 0
+    return sum(len(QUOTED_VERDICT.findall(p.read_text(encoding="utf-8"))) for p in sorted(ctx.docs_dir.rglob("*.md")))
+
+
+def verdict_count_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-count what=paired|quoted|unpaired|machines|paired-false|unpaired-false -->``:
+    how many verdicts the site's figure panels (paired), its prose (quoted) and its /bench comparisons
+    with the reference (unpaired) show, on how many machines, and how many false results the
+    simulated false-positive rate at the measured noise (R = the largest simulated) implies if no
+    difference were real (paired-false: over the panels' and the prose's verdicts together)."""
+    what = _options(args).get("what", "")
+    counts = ctx.catalog.memo(("verdicts shown",), lambda: noise.shown(ctx.catalog))
+    plain = {"paired": counts.paired, "quoted": _quoted_verdicts(ctx), "unpaired": counts.unpaired}
+    if what in plain:
+        return render.value(str(plain[what]), "counted at build time (benchsite/model/noise.py, markers.py)")
+    if what == "machines":
+        return render.value(f"{counts.machines} machine{'s' if counts.machines != 1 else ''}",
+                            "counted at build time (benchsite/model/noise.py)")
+    if what not in ("paired-false", "unpaired-false"):
+        raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
+    rule = what.removesuffix("-false")
+    run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
+    runs = DEFAULT_RUNS  # a default session's runs: one of stats.SIM_RUNS
+    rate = next(r.rate for r in _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)  # the table's
+                if r.rule == rule and r.runs == runs and r.shift == 0)
+    many = plain["paired"] + plain["quoted"] if rule == "paired" else plain["unpaired"]
+    return render.value(f"{rate * many:.1f}", f"{many} verdicts x {fmt.percent(rate)} simulated "
+                        f"false positives ({rule} rule, R = {runs}, {source})")
+
+
+def aa_rates_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:aa-rates fig-aa-calibration [machine=...] -->``: per verdict rule
+    (``calibration.RULES``), how many of the figure's A/A pairs the rule called wrongly, measured
+    on the machine the prose quotes, beside the rate the simulation gives for the same comparison
+    at the site's simulated noise and at the noise these pairs show."""
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    if opts:
+        raise ValueError(f"unknown options {', '.join(opts)} (known: machine)")
+    found = calibration.pairs(ctx.catalog.table(fig_id, machine))
+    if not found:
+        raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
+    runs, seen = calibration.runs_of(found), calibration.noise(found)
+    # How each rule compares A and B is said in the list above the marker; which pairs got a wrong
+    # call is listed under the table, so the table fits a chapter's width.
+    head = ["rule", "wrong call on A/A data", "A/A pairs", "wrong calls", "measured rate (95 % interval)",
+            "simulated rate", "simulated at the noise measured here"]
+    body, called = [], []
+    for count in calibration.measured(found):
+        low, high = count.interval
+        at_site = calibration.simulated(count.rule, runs)
+        here = calibration.simulated(count.rule, runs, seen.run_sd, seen.drift_sd)
+        body.append([count.rule.name, count.rule.false_call, str(count.pairs), str(len(count.wrong)),
+                     f"{fmt.percent(count.rate)} [{fmt.percent(low)}..{fmt.percent(high)}]",
+                     fmt.percent(at_site), fmt.percent(here)])
+        called.append((count.rule.name, "; ".join(count.wrong) or "none"))
+    note = (f"{fig_id} on {machine}, {fmt.count(runs, 'run')}; one A/A pair per table row. The interval "
+            "is exact for independent pairs; these pairs share their runs and their session, so it is "
+            f"narrower than it should be. Simulated: {calibration.SIM_TRIALS} sets of {runs} runs per rule, "
+            f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
+            f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
+            f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
+    return str(template("verdict_rates.html", head=head, body=body, called=called, note=note))
+
+
+def _agree_needed() -> str:
+    return ", ".join(f"{stats.sign_agree_needed(n)} of {n}" for n in range(stats.PAIRED_MIN_RUNS, 12))
+
+
+def _together_needed() -> str:
+    return ", ".join(f"{stats.rank_sum_needed(n, n)} of {n * n} pairs for {n} runs a side"
+                     for n in range(stats.UNPAIRED_MIN_RUNS, 10) if stats.rank_sum_needed(n, n) is not None)
+
+
+def _sign_interval() -> str:
+    def nth(k: int) -> str:
+        return {1: "smallest", 2: "second smallest", 3: "third smallest"}.get(k, f"{k}th smallest")
+    return ", ".join(f"{nth(k)} to {nth(k).replace('smallest', 'largest')} of {n}" for n in range(5, 12)
+                     if (k := stats.sign_interval_rank(n)) is not None)
+
+
+RULE_VALUES: dict[str, Callable[[], str]] = {
+    "min-effect": lambda: fmt.percent(stats.MIN_EFFECT),
+    "paired-min-runs": lambda: str(stats.PAIRED_MIN_RUNS),
+    "paired-alpha": lambda: fmt.percent(stats.PAIRED_ALPHA),
+    "paired-k": lambda: f"{stats.PAIRED_K:g}",
+    "paired-agree": _agree_needed,
+    "unpaired-min-runs": lambda: str(stats.UNPAIRED_MIN_RUNS),
+    "unpaired-alpha": lambda: fmt.percent(stats.UNPAIRED_ALPHA),
+    "unpaired-k": lambda: f"{stats.UNPAIRED_K:g}",
+    "unpaired-pairs": _together_needed,
+    "mad-to-sd": lambda: f"{stats.MAD_TO_SD:g}",
+    "equiv-alpha": lambda: fmt.percent(stats.EQUIV_ALPHA),
+    "equiv-level": lambda: fmt.percent(1 - 2 * stats.EQUIV_ALPHA),
+    "equiv-interval": _sign_interval,
+    "equiv-min-runs": lambda: str(next(n for n in range(1, 50) if stats.sign_interval_rank(n) is not None)),
+}
+
+
+def verdict_rule_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:verdict-rule min-effect -->``: one constant of the verdict rule, from the code."""
+    if len(args) != 1 or args[0] not in RULE_VALUES:
+        raise ValueError(f"needs one of {', '.join(RULE_VALUES)}")
+    return render.value(RULE_VALUES[args[0]](), "benchsite/model/stats.py")
+
+
+# --- bench:roofline ---------------------------------------------------------------------
+
+def roofline_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:roofline fig-id [show=chart|table|ceiling|percent|bound|intensity|crossover]
+    [ceiling=fig-machine-peak] [machine=...] [filters] -->``: the figure's rows on the measured
+    roofline of the same machine (benchsite/views/roofline.py), or a crossover of two variants."""
+    from benchsite.views import roofline
+
+    fig_id = _figure_id(args, ctx)
+    opts = _options(args[1:])
+    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    ceiling_id = opts.pop("ceiling", "fig-machine-peak")
+    frame = ctx.catalog.frame(fig_id, machine)
+    # The ceilings come from another figure on the same machine; without them, an error box.
+    peak = ctx.catalog.frame(ceiling_id, machine) if opts.get("show", "chart") != "crossover" else None
+    return roofline.marker(opts, frame, peak,
+                           list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", quotes.select)
+
+
+def _unclosed_claim(args: list[str], ctx: Context) -> str:
+    raise ValueError("a claim's words end with <!-- /bench:claim --> on the same line (benchsite/views/claims.py)")
+
+
+HANDLERS: dict[str, Callable[[list[str], Context], str]] = {
+    "claim": _unclosed_claim,  # a closed claim was expanded before the other markers
+    "roofline": roofline_marker,
+    "figure": figure_marker,
+    "value": value_marker,
+    "ranked": ranked_marker,
+    "file": file_marker,
+    "timeline": timeline_marker,
+    "detail": detail_marker,
+    "verdict-rates": verdict_rates_marker,
+    "verdict-rule": verdict_rule_marker,
+    "aa-rates": aa_rates_marker,  # the A/A calibration (docs/verdicts.md)
+    "verdict-count": verdict_count_marker,
+    "index": pages.index_marker,  # /bench/
+    "page": pages.page_marker,  # /bench/<fig-id>/ and /bench/<fig-id>/<machine>/
+    "session": history.session_marker,  # /bench/<fig-id>/<machine>/<session>/
+    "changes": history.changes_marker,  # /bench/changes/<machine>/
+    "carryover": carryover.marker,  # what ran before each sample (docs/diagnosing/harness.md)
+    "carryover-count": carryover.count_marker,  # the same over every figure of a machine
+    "walltime": walltime.marker,  # how long make bench took (docs/run-it-yourself.md)
+    "yours": lambda args, ctx: "\n" + yours.section(ctx) + "\n",  # after make bench (docs/your-machine.md)
+}

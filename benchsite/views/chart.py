@@ -1,0 +1,227 @@
+"""Charts of every sample, drawn at build time as small inline SVG, one ``<svg>`` a panel.
+
+Hand-built vector markup through ``templates/chart.html``: a few milliseconds and
+tens of kilobytes a chart, the same bytes for the same data. Text and axes are in
+``currentColor`` so one chart reads in the light and the dark scheme; each panel
+has its own ``viewBox`` and scales to its box, so on a phone the panels stack one
+a row with legible text. The dots of one run of one variant are one path of
+zero-length segments with round caps (``M x y h0``, then relative moves), which
+``docs/assets/bench-chart.js`` decodes for its hover tooltip.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchsite.views import axes
+from benchsite.views.html import render
+
+# Paul Tol's "muted" scheme (colour-blind safe) and a mid grey: ten run colours. Its three
+# darkest (indigo, wine, green) are lightened for the dark scheme in bench.css, which selects
+# them by these values.
+PALETTE = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933",
+           "#AA4499", "#888888")
+
+WIDTH = 320  # user units; a panel is 300-440 CSS px wide (~360 on a phone): 11 units read as >= 10 px
+FONT = 11  # ticks and variant names
+TITLE_FONT = 12
+PLOT_H = 180
+RIGHT = 10
+LOG_ABOVE = 10.0  # max/min across a figure's panels above which its time axis is logarithmic
+ROTATE = 40  # degrees, when variant names do not fit their slot
+FEW = 10  # samples per run at most: bigger dots, so one sample still shows round its median tick
+
+
+def y_label(rows: pd.DataFrame) -> str:
+    """What the panel's y axis holds, from the rows' boundary: a wall time is not per call."""
+    kinds = set(rows["boundary"]) if "boundary" in rows else set()
+    if kinds == {"wall"}:
+        return "wall time"
+    if kinds == {"loop"}:
+        return "time per call (loop mean)"
+    if kinds and kinds <= {"completed", "dispatch", "first-call", "clock"}:
+        return "time per call"
+    return "time"
+
+
+def use_log(panels: list[tuple[str, pd.DataFrame]]) -> bool:
+    """One scale type per figure: log when its times span more than a decade, whatever the panel,
+    so panels side by side read the same way."""
+    times = pd.concat([rows["time_s"] for _, rows in panels])
+    return bool(len(times)) and float(times.max()) > LOG_ABOVE * float(times.min())
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A panel's time axis: the domain in seconds and its ticks with their labels."""
+    log: bool
+    low: float
+    high: float
+    ticks: tuple[tuple[float, str], ...]
+
+    def frac(self, seconds: np.ndarray) -> np.ndarray:
+        """0 at the bottom of the plot, 1 at the top."""
+        if self.log:
+            lo = math.log10(self.low)
+            return (np.log10(seconds) - lo) / (math.log10(self.high) - lo)
+        return (seconds - self.low) / (self.high - self.low)
+
+
+def _linear_axis(high: float) -> Axis:
+    """From zero to a round top (``axes.nice_top``); every tick in the top tick's unit."""
+    top, step = axes.nice_top(high if high > 0 else 1e-9)
+    ticks = tuple((t, axes.time_tick(t, unit_of=top)) for t in axes.linear_ticks(top, step))
+    return Axis(False, 0.0, top, ticks)
+
+
+def _log_axis(low: float, high: float) -> Axis:
+    """``axes.log_axis``'s domain and 1-2-5 ticks, each tick in its own unit."""
+    low, high, ticks = axes.log_axis(low, high)
+    return Axis(True, low, high, tuple((t, axes.time_tick(t)) for t in ticks))
+
+
+def axis(times: pd.Series, log: bool) -> Axis:
+    return _log_axis(float(times.min()), float(times.max())) if log else _linear_axis(float(times.max()))
+
+
+def _tenths(n: int) -> str:
+    """An integer count of tenths as the shortest decimal: 125 -> 12.5, 120 -> 12, -3 -> -0.3."""
+    sign = "-" if n < 0 else ""
+    whole, tenth = divmod(abs(n), 10)
+    return f"{sign}{whole}.{tenth}" if tenth else f"{sign}{whole}"
+
+
+REACH = 10 * 1000  # tenths: every coordinate and step inside a panel (a few hundred units) is within
+_STEP = [_tenths(n) for n in range(-REACH, REACH + 1)]  # formatted once: most of a chart's time otherwise
+_DY = [("" if t[0] == "-" else " ") + t for t in _STEP]  # "-" separates the numbers by itself
+
+
+def dot_path(xs: np.ndarray, ys: np.ndarray) -> str:
+    """Dots as zero-length segments: the first absolute, the rest relative moves, in tenths of a unit
+    (integer deltas, so rounding never drifts)."""
+    x10, y10 = np.rint(xs * 10).astype(int), np.rint(ys * 10).astype(int)
+    dx, dy = (np.diff(x10) + REACH).tolist(), (np.diff(y10) + REACH).tolist()
+    first = f"M{_tenths(int(x10[0]))} {_tenths(int(y10[0]))}h0"
+    return first + "".join([f"m{_STEP[a]}{_DY[b]}h0" for a, b in zip(dx, dy)])
+
+
+def _wrap(text: str, width: float, font: float) -> list[str]:
+    """A panel title split at ", " into lines that fit ``width`` units."""
+    per_line = max(axes.chars_fit(width, font), 8)
+    lines: list[str] = []
+    for part in text.split(", "):
+        if lines and len(lines[-1]) + 2 + len(part) <= per_line:
+            lines[-1] += ", " + part
+        else:
+            lines.append(part)
+    return lines
+
+
+def _jitter(n: int) -> np.ndarray:
+    """A fixed low-discrepancy spread in [-0.5, 0.5): deterministic, and no clumps as random has."""
+    return np.modf(np.arange(n) * 0.6180339887 + 0.5)[0] - 0.5
+
+
+def _f(value: float) -> str:
+    return f"{value:.1f}".removesuffix(".0")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a panel's parts go, in user units: margins sized from its texts, no font needed."""
+    title_lines: list[str]
+    top: float
+    left: float
+    slot: float  # width per variant
+    strip: float  # width per run within a variant
+    rotate: bool  # variant names slanted
+    name_w: float  # widest variant name
+
+    @property
+    def bottom(self) -> float:
+        return self.top + PLOT_H
+
+    @property
+    def height(self) -> float:
+        below = 10 + self.name_w * math.sin(math.radians(ROTATE)) + FONT if self.rotate else 12 + FONT
+        return self.bottom + below
+
+
+def frame(label: str, variants: list[str], ax: Axis, runs: int) -> Frame:
+    lines = _wrap(label, WIDTH - 8, TITLE_FONT) if label else []
+    top = 8 + len(lines) * (TITLE_FONT + 3) + (6 if lines else 2)
+    left = max(30 + axes.text_width(max(len(t) for _, t in ax.ticks), FONT), 52)
+    slot = (WIDTH - left - RIGHT) / max(len(variants), 1)
+    name_w = [axes.text_width(v, FONT) for v in variants] or [0.0]
+    rotate = max(name_w) > slot - 4
+    if rotate:  # the first name, slanted leftwards, must stay inside the box
+        left = max(left, name_w[0] * math.cos(math.radians(ROTATE)) - slot / 2 + 4)
+        slot = (WIDTH - left - RIGHT) / len(variants)
+    return Frame(lines, top, left, slot, slot * 0.84 / max(runs, 1), rotate, max(name_w))
+
+
+def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) -> tuple[list, list, list, int]:
+    """Per variant: the band between the lowest and highest run median, and per run its dots (one
+    path) and its median tick; and the most samples a run has."""
+    ordered = rows.sort_values("sample", kind="stable") if "sample" in rows else rows
+    ys = y_of(ordered["time_s"])
+    samples = ordered["sample"].to_numpy() if "sample" in ordered else np.arange(len(ordered))
+    by_cell = ordered.groupby(["variant", "run"], sort=False)
+    cells, cell_medians = by_cell.indices, by_cell["time_s"].median().to_dict()  # positions in sample order
+    groups, bands, medians = [], [], []
+    for i, variant in enumerate(variants):
+        here = [(j, run, cells[(variant, run)]) for j, run in enumerate(runs) if (variant, run) in cells]
+        if not here:
+            continue
+        x0 = fr.left + fr.slot * i
+        run_medians = [float(cell_medians[(variant, run)]) for _, run, _ in here]
+        y_lo, y_hi = y_of([max(run_medians), min(run_medians)])
+        bands.append({"x": _f(x0 + fr.slot * 0.05), "y": _f(y_lo), "w": _f(fr.slot * 0.9),
+                      "h": _f(max(y_hi - y_lo, 1.0))})
+        paths = []
+        for (j, run, at), median in zip(here, run_medians):
+            centre = x0 + fr.slot * 0.08 + fr.strip * (j + 0.5)
+            xs = np.rint(centre + _jitter(len(at)) * fr.strip * 0.8)  # whole units: shorter paths
+            numbers = samples[at].tolist()
+            paths.append({"run": str(run), "colour": PALETTE[j % len(PALETTE)], "d": dot_path(xs, ys[at]),
+                          "samples": "" if numbers == list(range(len(numbers))) else " ".join(map(str, numbers))})
+            y = float(y_of([median])[0])
+            medians.append(f"M{_f(centre - fr.strip * 0.45)} {_f(y)}h{_f(fr.strip * 0.9)}")
+        groups.append({"variant": variant, "paths": paths})
+    return groups, bands, medians, max((len(at) for at in cells.values()), default=0)
+
+
+def panel(label: str, rows: pd.DataFrame, variants: list[str], runs: list, log: bool, title: str) -> dict:
+    """Everything the template prints for one panel, every number already formatted."""
+    ax = axis(rows["time_s"], log)
+    fr = frame(label, variants, ax, len(runs))
+
+    def y_of(seconds) -> np.ndarray:
+        return fr.bottom - ax.frac(np.asarray(seconds, dtype=float)) * PLOT_H
+
+    groups, bands, medians, most = marks(rows, variants, runs, fr, y_of)
+    what = f"{y_label(rows)}, {'log scale' if log else 'linear from 0'}"
+    return {
+        "height": _f(fr.height), "left": _f(fr.left), "right": _f(WIDTH - RIGHT), "top": _f(fr.top),
+        "bottom": _f(fr.bottom), "mid": _f((fr.top + fr.bottom) / 2), "title_lines": fr.title_lines,
+        "ticks": [{"y": _f(float(y_of([v])[0])), "text": t} for v, t in ax.ticks], "tick_x": _f(fr.left - 5),
+        "groups": groups, "bands": bands, "medians": "".join(medians), "dot": "5" if most <= FEW else "3.4",
+        "names": [{"x": _f(fr.left + fr.slot * (i + 0.5)), "text": v} for i, v in enumerate(variants)],
+        "rotate": fr.rotate, "names_y": _f(fr.bottom + 8 + FONT), "y_title": what,
+        "axis": f"{'log' if log else 'lin'} {ax.low!r} {ax.high!r} {_f(fr.top)} {_f(fr.bottom)}",
+        "label": f"{title}{', ' + label if label else ''}: {what}, every sample by variant and run",
+    }
+
+
+def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], title: str) -> str:
+    """Every sample of one figure on one machine, one ``<svg>`` per (label, rows), as HTML text."""
+    runs = sorted({run for _, rows in panels for run in rows["run"].unique()})
+    log = use_log(panels) if panels else False
+    drawn = [panel(label, rows, variants, runs, log, title) for label, rows in panels]
+    legend = [{"run": str(r), "colour": PALETTE[j % len(PALETTE)]} for j, r in enumerate(runs)]
+    return str(render("chart.html", title=title, panels=drawn, legend=legend, width=WIDTH, font=FONT,
+                      title_font=TITLE_FONT, rotate=ROTATE))

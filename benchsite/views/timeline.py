@@ -1,0 +1,104 @@
+"""A small timeline of one traced step per mode, drawn from a trace's own events.
+
+The input is the side file a figure script wrote (``<stem>.timeline.json``):
+``{"steps": [{"mode", "window_us", "step_us", "busy_us", "gap_us", "gap_at_us":
+[start, end], "lanes": [...], "events": [[lane, start_us, dur_us, kind, name], ...]}]}``,
+times relative to the window's start. The output is inline SVG (text in
+``currentColor``, so it reads in light and dark mode), one panel per step.
+Plain functions, no mkdocs import; the SVG is templates/timeline.html, which escapes every text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from markupsafe import Markup
+
+from benchsite.views import axes, fmt
+from benchsite.views.html import render
+
+COLOURS = {  # kind -> fill; host parts in greys and blue, compiled-op scopes in colour
+    "step": "#d0d0d0", "prepare": "#8c8c8c", "read-loss": "#c44e52", "dispatch": "#4c72b0",
+    "forward": "#55a868", "backward": "#dd8452", "loss": "#8172b3", "update": "#937860",
+    "other": "#b0b0b0",
+}
+WIDTH, LEFT, RIGHT = 720, 92, 12  # px: drawing width, lane-label column, right margin
+LANE_H, TOP = 16, 22  # px per lane, header height of a panel
+FONT = 11  # templates/timeline_svg.html's font-size
+# The legend's kinds are spaced by the kit's text width at 7 units a character of 11-unit text (a
+# glyph of 7/11 of the size, not the kit's default 0.6): the legend was laid out so, and keeps its place.
+LEGEND_GLYPH = 7 / 11
+
+
+class TimelineError(ValueError):
+    """The side file is not a timeline this module can draw."""
+
+
+def load(path: Path) -> list[dict]:
+    try:
+        steps = json.loads(path.read_text(encoding="utf-8"))["steps"]
+        for s in steps:
+            float(s["window_us"]), list(s["lanes"]), list(s["events"]), list(s["gap_at_us"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise TimelineError(f"{path}: not a timeline side file ({err})") from err
+    return steps
+
+
+def _panel(step: dict, y0: float) -> tuple[dict, float]:
+    """One step's panel, every position as the text the SVG shows (templates/timeline.html)."""
+    span = float(step["window_us"]) or 1.0
+    scale = (WIDTH - LEFT - RIGHT) / span
+    x = lambda t: LEFT + max(0.0, min(span, float(t))) * scale  # noqa: E731
+    lanes = [str(name) for name in step["lanes"]]
+    height = TOP + LANE_H * len(lanes) + 18
+    gap = (f"gap {fmt.time_one(float(step['gap_us']) * 1e-6)} of a "
+           f"{fmt.time_one(float(step['step_us']) * 1e-6)} step")
+    g0, g1 = (x(t) for t in step["gap_at_us"])
+    shade = None
+    if len(lanes) > 1:  # the gap, shaded across the compute lanes
+        shade = {"x": f"{g0:.1f}", "y": f"{y0 + TOP + LANE_H}", "w": f"{max(g1 - g0, 0.5):.1f}",
+                 "h": f"{LANE_H * (len(lanes) - 1)}"}
+    rows = [{"name": name, "text_y": f"{y0 + TOP + LANE_H * i + 12}",
+             "line_y": f"{y0 + TOP + LANE_H * i + LANE_H - 0.5}"} for i, name in enumerate(lanes)]
+    events = []
+    for lane, start, dur, kind, name in step["events"]:
+        if not 0 <= int(lane) < len(lanes):
+            raise TimelineError(f"event {name!r} on lane {lane}, but there are {len(lanes)} lanes")
+        x0, x1 = x(start), x(float(start) + float(dur))
+        y = y0 + TOP + LANE_H * int(lane) + (5 if int(lane) == 0 and kind != "step" else 1)
+        h = 3 if kind == "step" else LANE_H - 7 if int(lane) == 0 else LANE_H - 3  # host: step bar above its parts
+        events.append({"x": f"{x0:.1f}", "y": f"{y}", "w": f"{max(x1 - x0, 0.6):.1f}", "h": f"{h}",
+                       "fill": COLOURS.get(str(kind), COLOURS["other"]),
+                       "tip": f"{name} ({kind}): {fmt.time_one(float(dur) * 1e-6)}"})
+    axis_y = y0 + TOP + LANE_H * len(lanes) + 12
+    ticks = [{"x": f"{LEFT + frac * (WIDTH - LEFT - RIGHT):.1f}", "y": f"{axis_y}",
+              "anchor": "start" if frac == 0 else "end" if frac == 1 else "middle",
+              "text": axes.time_tick(frac * span * 1e-6, figures=3) if frac else "0"} for frac in axes.fractions(4)]
+    return {"mode": str(step["mode"]), "head_y": f"{y0 + 14}", "gap": gap, "shade": shade, "lanes": rows,
+            "events": events, "ticks": ticks}, height
+
+
+def svg(steps: list[dict], title: str = "") -> str:
+    """One panel per step; a legend of the kinds that appear (templates/timeline_svg.html)."""
+    panels, y = [], 0.0
+    for step in steps:
+        panel, height = _panel(step, y)
+        panels.append(panel)
+        y += height + 8
+    order = list(COLOURS)
+    kinds = sorted({str(e[3]) for s in steps for e in s["events"]},
+                   key=lambda k: (order.index(k) if k in order else len(order), k))
+    legend, lx = [], 0.0
+    for kind in kinds:
+        legend.append({"x": f"{round(lx, 1)}", "text_x": f"{round(lx + 14, 1)}",
+                       "fill": COLOURS.get(kind, COLOURS["other"]), "kind": kind})
+        lx += 18 + axes.text_width(kind, FONT, LEGEND_GLYPH) + 12
+    return str(render("timeline_svg.html", width=WIDTH, font=FONT, height=f"{y + 18:.0f}", title=title, left=LEFT,
+                      right=WIDTH - RIGHT, panels=panels, legend=legend, legend_y=f"{y + 2}",
+                      legend_text_y=f"{y + 11}"))
+
+
+def html(path: Path, title: str = "", link: str = "") -> str:
+    """The figure block a page embeds: the SVG and a caption naming its source file."""
+    return str(render("timeline.html", svg=Markup(svg(load(path), title)), url=link, file=path.name))
