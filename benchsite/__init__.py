@@ -1,6 +1,6 @@
 """The publishing side: results CSVs in, HTML / Markdown / SVG out.
 
-Plain modules with no mkdocs import; ``docs/.hooks/bench.py`` is the thin glue.
+Plain modules with no mkdocs import; ``benchsite/build/plugin.py`` is the thin glue.
 The walk from a marker to its HTML is in CONTRIBUTING.md ("How the site is built").
 """
 

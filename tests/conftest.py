@@ -17,9 +17,10 @@ REFERENCE = re.search(r"^\s+machine:\s*(\S+)", (REPO / "mkdocs.yml").read_text()
 
 
 def load_hook(name: str, monkeypatch) -> object:
-    """A fresh copy of ``docs/.hooks/<name>.py`` as a module (registered for the test's length:
-    its dataclasses look their module up)."""
-    spec = importlib.util.spec_from_file_location(f"{name}_under_test", REPO / "docs" / ".hooks" / f"{name}.py")
+    """A fresh copy of ``benchsite/build/<name>.py`` (the plugin, the render cache) as a module of
+    its own (registered for the test's length: its dataclasses look their module up), so that a
+    test's build state starts empty."""
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", REPO / "benchsite" / "build" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)

@@ -90,7 +90,7 @@ def test_the_scaling_benchmarks_restored_build_starts_where_the_pages_workflow_d
 
 
 def test_a_build_says_how_long_each_warming_step_took(built_site_log):
-    """Each warming step logs its jobs and seconds (docs/.hooks/bench.py, _warm) in the form
+    """Each warming step logs its jobs and seconds (benchsite/build/plugin.py, _warm) in the form
     tools/site_scaling.py reads to show where a build's time went (read from the session's first
     build: cold, on two workers)."""
     scaling = _scaling()

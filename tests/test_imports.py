@@ -244,6 +244,19 @@ def test_each_layer_imports_only_the_layers_below_it():
     assert upward == UPWARD
 
 
+# MkDocs, Material and Markdown belong to the build layer; below it, one module still splits a
+# chapter's front matter with mkdocs.utils.meta (pages.chapter_link). The list only shrinks.
+MKDOCS_BELOW_BUILD = {"pages.pages: mkdocs"}
+
+
+def test_only_the_build_layer_imports_mkdocs():
+    package = REPO / "benchsite"
+    found = {f"{'.'.join(p.relative_to(package).with_suffix('').parts)}: {top}"
+             for p in sorted(package.rglob("*.py")) if p.relative_to(package).parts[0] not in ("build",)
+             for _, top in _absolute_imports(p) if top in ("mkdocs", "material", "markdown", "pymdownx")}
+    assert found == MKDOCS_BELOW_BUILD
+
+
 def test_the_layer_graph_sees_each_form_of_absolute_import():
     graph = _graph()
     assert {"core.cachefile", "model.load", "views.render", "pages.markers", "build.parallel"} <= set(graph)

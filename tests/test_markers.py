@@ -249,7 +249,7 @@ def test_a_page_with_front_matter_names_its_file_line(catalog, monkeypatch):
 
     from conftest import load_hook
 
-    bench = load_hook("bench", monkeypatch)
+    bench = load_hook("plugin", monkeypatch)
     source = "---\nsearch:\n  boost: 1.5\n---\n\n# Title\n\n<!-- bench:chart fig-demo -->\n"
     body = source.split("---\n\n", 1)[1]
     page = SimpleNamespace(meta={"search": {"boost": 1.5}}, file=SimpleNamespace(content_string=source))

@@ -1,4 +1,4 @@
-"""The render cache (docs/.hooks/render_cache.py) keeps what mkdocs renders from a page and what the
+"""The render cache (benchsite/build/render_cache.py) keeps what mkdocs renders from a page and what the
 search indexer makes of it. These tests drive it with fake pages whose renderer counts its calls:
 the same inputs are rendered once, and every input the result depends on (the Markdown, a file a
 snippet line names, the site's files, a page that linked to a file now gone) makes it again; a
@@ -21,7 +21,7 @@ from conftest import REPO
 def hook(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)  # where snippet paths are found, as mkdocs' working directory
-    path = REPO / "docs" / ".hooks" / "render_cache.py"
+    path = REPO / "benchsite" / "build" / "render_cache.py"
     spec = importlib.util.spec_from_file_location("render_cache_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -211,7 +211,7 @@ def mkdocs_project(root):
     (root / "docs" / "other.md").write_text("# Other\n\nWords to find.\n")
     (root / "mkdocs.yml").write_text(
         "site_name: t\ntheme:\n  name: material\n  font: false\n"
-        f"hooks:\n  - {REPO / 'docs' / '.hooks' / 'render_cache.py'}\n"
+        f"hooks:\n  - {REPO / 'benchsite' / 'build' / 'render_cache.py'}\n"  # the render cache alone
         "plugins:\n  - search\nvalidation:\n  anchors: warn\n"
         "markdown_extensions:\n  - pymdownx.superfences\n  - pymdownx.snippets:\n      base_path: ['.']\n"
         "      check_paths: true\n")

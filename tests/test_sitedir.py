@@ -117,7 +117,7 @@ def test_a_folder_that_cannot_be_removed_is_returned(tmp_path, monkeypatch):
 def test_the_hook_sets_the_last_site_aside_unless_the_build_is_dirty(monkeypatch, tmp_path, caplog):
     """mkdocs says at start-up whether a build is dirty: then the old pages stay, as asked; otherwise
     they are removed while the build runs, and a folder that could not be removed is named."""
-    bench = load_hook("bench", monkeypatch)
+    bench = load_hook("plugin", monkeypatch)
     site = tmp_path / "site"
     (site / "bench").mkdir(parents=True)
     (site / "bench" / "index.html").write_text("old")
@@ -211,7 +211,7 @@ def test_the_hook_keeps_the_folders_it_fills_except_when_serving(monkeypatch, tm
     from benchkit import layout
     from benchsite.core import urls
 
-    bench = load_hook("bench", monkeypatch)
+    bench = load_hook("plugin", monkeypatch)
     results = tmp_path / "results"
     (results / "m").mkdir(parents=True)
     (results / "m" / "a.csv").write_text("x")

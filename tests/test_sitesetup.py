@@ -1,4 +1,4 @@
-"""The two caching hooks (docs/.hooks/bench.py for the pages it generates, render_cache.py for the
+"""The two caching hooks (benchsite/build/plugin.py for the pages it generates, render_cache.py for the
 chapters) key their entries on one digest of the site's set-up and count reports by one rule
 (benchsite/build/sitesetup.py): a change that shapes a page makes every cached page afresh, whichever
 hook kept it, and a page that reported anything is kept by neither. The generated pages'
@@ -69,8 +69,7 @@ def test_both_hooks_key_their_pages_on_the_same_set_up(config, quiet_level, monk
     """What a -q build keeps must not be served to a normal build: the generated pages' key used
     to leave out the log level (and the validation levels, the URL style, the plugins)."""
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
-    bench, render_cache = load_hook("bench", monkeypatch), load_hook("render_cache", monkeypatch)
-    config = dict(config, hooks={f"docs/.hooks/{m}.py": m for m in (bench, render_cache)})
+    bench, render_cache = load_hook("plugin", monkeypatch), load_hook("render_cache", monkeypatch)
     codes = []
     for level in (logging.INFO, logging.ERROR):
         quiet_level.setLevel(level)
@@ -119,7 +118,7 @@ def test_the_bench_hook_keeps_no_expansion_that_reported_a_link(report, makes, m
     including a link report at the level validation: sets (info here): then it is made, and
     reports, again on the next build. The old counter heard warnings only."""
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
-    bench = load_hook("bench", monkeypatch)
+    bench = load_hook("plugin", monkeypatch)
     calls = []
 
     def expand(text, ctx):
@@ -145,7 +144,7 @@ def writer(monkeypatch, tmp_path):
     from mkdocs.structure.files import File, Files
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
-    bench = load_hook("bench", monkeypatch)
+    bench = load_hook("plugin", monkeypatch)
     (tmp_path / "docs").mkdir()
     (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
     cfg = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
@@ -187,7 +186,7 @@ def test_a_generated_page_that_reported_a_link_is_not_kept(report, kept, writer,
             logging.getLogger("mkdocs.structure.pages").info("a link to a page that is not there")
         return text
 
-    monkeypatch.setattr(sys.modules["bench_under_test"].markers, "expand", expand)
+    monkeypatch.setattr(sys.modules["plugin_under_test"].markers, "expand", expand)
     write.render(one, "# One\n", "the-key")
     assert write.stored("the-key").is_file() is kept
 

@@ -65,12 +65,12 @@ def synthesize(source: Path, target: Path, count: int) -> None:
                 (target / machine / path.name).write_bytes(path.read_bytes())
 
 
-# What the bench hook logs after each warming step (docs/.hooks/bench.py, _warm).
+# What the bench hook logs after each warming step (benchsite/build/plugin.py, _warm).
 WARMED = re.compile(r"bench: warmed (?P<what>[a-z ]+): (?P<ran>\d+) of (?P<jobs>\d+) jobs .*? "
                     r"in (?P<seconds>[0-9.]+) s$", re.M)
 
 
-# And what the workers' time went on in each step, by kind of job (docs/.hooks/bench.py, _warm).
+# And what the workers' time went on in each step, by kind of job (benchsite/build/plugin.py, _warm).
 WORKER_TIME = re.compile(r"bench: worker time on (?P<what>[a-z ]+): (?P<kinds>.+)$", re.M)
 
 

@@ -3,7 +3,7 @@
 mkdocs-jupyter's plugin module imports nbconvert (through its ``convert`` module) and jupytext
 at its top: more than a second of every build here, warm or cold, before any page is read. The
 site converts one notebook, and a warm build does not convert it at all (the render cache,
-``docs/.hooks/render_cache.py``, keeps what the conversion made). jupytext is used only to look
+``benchsite/build/render_cache.py``, keeps what the conversion made). jupytext is used only to look
 into Markdown files for notebooks, which ``ignore: ["*.md"]`` turns off.
 
 So this module puts a stand-in for each of those two modules in place before mkdocs-jupyter's
@@ -87,7 +87,7 @@ class Plugin(JupyterPlugin):
     The notebook in docs/ holds source cells; ``make lesson`` stores each machine's run under
     ``results/<machine>/lessons/`` (``benchsite/pages/lesson_outputs.py`` chooses which the page shows
     and writes the note that says so). The chosen notebook becomes the page's Markdown, so the
-    render cache (``docs/.hooks/render_cache.py``) keys on exactly what is converted; the render
+    render cache (``benchsite/build/render_cache.py``) keys on exactly what is converted; the render
     converts it from a file under the build cache instead of the docs/ file. The download link
     stays the docs/ source: the notebook a reader runs."""
 

@@ -8,7 +8,7 @@ such things in forked worker processes, one per core, and waits; the build then 
 exactly as before and finds them on disk. Nothing a worker computes reaches the build
 except through those files, so a warm-up can only make the build faster: a job that
 fails, or a worker that dies, leaves the work (and any message about it) to the build.
-A page that reported a problem is never cached (``docs/.hooks/bench.py``), so every
+A page that reported a problem is never cached (``benchsite/build/plugin.py``), so every
 warning is still raised by the build itself, where a strict build counts it.
 """
 

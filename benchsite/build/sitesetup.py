@@ -1,8 +1,8 @@
-"""What the site's two caching hooks share: the site's set-up that every cached page is keyed on,
+"""What the site's two caches of pages share: the site's set-up that every cached page is keyed on,
 and the rule for what counts as a report about a page.
 
-``docs/.hooks/bench.py`` keeps the bodies of the pages it generates and
-``docs/.hooks/render_cache.py`` keeps what mkdocs renders from the chapters. Both must make a
+``benchsite/build/plugin.py`` keeps the bodies of the pages it generates and
+``benchsite/build/render_cache.py`` keeps what mkdocs renders from the chapters. Both must make a
 page afresh when anything about the site that shapes it changes, and both must refuse to keep a
 page whose rendering reported something (so that it reports it again on the next build). Each
 used to spell those rules itself, and they had drifted: the generated pages' key left out the
@@ -22,6 +22,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from benchsite.core import cachefile
+
 # The libraries that turn a page into HTML: the pages and their search entries, and the lesson.
 RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "jieba",
              "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "jinja2", "jupyterlab-pygments")
@@ -35,8 +37,9 @@ def _version(name: str) -> str:
 
 
 def digest(config, *hooks: Path) -> str:
-    """sha256 of the site's set-up as a cached page sees it: every hook's code (``hooks``, the
-    caller's own file, and those ``config`` lists), the versions of everything that renders,
+    """sha256 of the site's set-up as a cached page sees it: the package's code (every file of
+    benchsite: ``cachefile.code_version``) and any other hook's (``hooks``, and those ``config``
+    lists), the versions of everything that renders,
     the Markdown extensions and their settings, the validation levels, the URL style, the site
     and repository URLs, the docs folder, the plugins' settings, how much mkdocs logs (``-q``
     hides the reports that keep a page out of a cache, ``-v`` makes mkdocs skip recording links
@@ -44,9 +47,10 @@ def digest(config, *hooks: Path) -> str:
     files = {Path(p).resolve() for p in hooks}
     files |= {Path(m.__file__).resolve() for m in (config.get("hooks") or {}).values()
               if getattr(m, "__file__", None)}
+    code = cachefile.code_version()  # every file of the package: the plugin, the render cache, ...
     plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
                for name, plugin in (config.get("plugins") or {}).items()}
-    setup = ([(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
+    setup = (code, [(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
              [_version(n) for n in RENDERERS], config["markdown_extensions"], config["mdx_configs"],
              repr(config.get("validation")), config.get("use_directory_urls"), config.get("site_url"),
              config.get("repo_url"), config.get("docs_dir"), repr(plugins),

@@ -28,12 +28,12 @@ import logging
 import re
 from pathlib import Path
 
-from benchsite.build import sitesetup
+from benchsite.build import mkdocs_private, sitesetup
 from benchsite.core import cachefile
 from benchsite.core.cachefile import cache_dir
 
 # What a render may change on a page; anything else changed means the result is not kept.
-KEPT = {"content", "toc", "_title_from_render", "title", "present_anchor_ids", "links_to_anchors"}
+KEPT = mkdocs_private.RENDER_ATTRIBUTES
 SNIPPET = re.compile(r"""-{1,}8<-{1,}[ \t]+(?:"((?:\\"|[^"\n\r])+?)"|'((?:\\'|[^'\n\r])+?)')""")  # as pymdownx.snippets
 SNIPPET_BLOCK = re.compile(r"^\s*-{1,}8<-{1,}\s*$", re.M)
 
@@ -42,7 +42,7 @@ STATE: dict[str, str] = {}  # this build's set-up digest ("setup") and files dig
 
 def on_config(config):
     STATE.clear()
-    STATE["setup"] = sitesetup.digest(config, Path(__file__))
+    STATE["setup"] = sitesetup.digest(config)
     return config
 
 

@@ -3,7 +3,7 @@ uses (benchsite/build/notebook_page.py says why; the stored outputs are not touc
 
 The stylesheets are in the page's content (the converted notebook), scoped to its
 ``.jupyter-wrapper``, so the content is pruned, as mkdocs hands it over after rendering. That
-makes it part of what a warming worker does with the page (``docs/.hooks/bench.py``,
+makes it part of what a warming worker does with the page (``benchsite/build/plugin.py``,
 ``_warm_source``), where parsing the 590 KB stylesheet no longer holds up the build's one
 process; the search index reads the pruned content too. The result is kept under the build
 cache by the content and the pruning code, so the build finds what the worker made."""

@@ -1,8 +1,9 @@
-"""MkDocs glue: load the results once, generate the /bench pages, expand bench
-markers, ship the CSVs.
+"""The site's MkDocs plugin (:class:`BenchPlugin`, ``plugins: - bench``): load the results
+once, generate the /bench pages, expand bench markers, ship the CSVs.
 
-The work is in ``benchsite`` (installed into the venv by ``make venv``; no mkdocs
-import there); this file only wires it in. A build's state is one :class:`Build`,
+The work is in the layers below (model, views, pages: no MkDocs import there); this module
+wires them into MkDocs' events, and :mod:`.mkdocs_private` holds the private MkDocs names it
+cannot do without. A build's state is one :class:`Build`,
 made afresh in ``on_config`` (``mkdocs serve`` rebuilds in the same process).
 
 The pages that number figures x machines (and x sessions), /bench/<fig>/<machine>/ and
@@ -31,20 +32,15 @@ from pathlib import Path
 import markdown
 from markupsafe import Markup
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
-from mkdocs.structure.pages import (
-    Page,
-    _ExtractAnchorsTreeprocessor,
-    _ExtractTitleTreeprocessor,
-    _RawHTMLPreprocessor,
-    _RelativePathTreeprocessor,
-)
+from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 from mkdocs.utils import get_relative_url
 from mkdocs.utils import meta as md_meta
 
 from benchkit import layout
-from benchsite.build import parallel, sitedir, sitesetup
+from benchsite.build import mkdocs_private, notebook, parallel, render_cache, sitedir, sitesetup
 from benchsite.build.buildcache import BuildCache
 from benchsite.core import cachefile, urls
 from benchsite.core.cachefile import cache_dir
@@ -350,11 +346,9 @@ def _warm_source(build: Build, config, file: File) -> None:
     markers, ``render_cache.py`` keeping the render, mkdocs-jupyter converting a notebook), and the
     search indexer's entries for it are made (kept by ``render_cache.py`` too). The build then finds
     them; this worker's copy of the page and of the index is thrown away with the worker."""
-    from mkdocs.commands.build import _populate_page
-
     try:
         page = file.page if file.page is not None else Page(None, file, config)  # as the build does
-        _populate_page(page, config, build.files)
+        mkdocs_private.populate_page(page, config, build.files)
         for plugin in config["plugins"].values():
             index = getattr(plugin, "search_index", None)
             if getattr(index, "bench_cached", False):
@@ -482,14 +476,7 @@ class _Writer:
 
         self.build, self.config, self.get_context = build, config, get_context
         self.md = markdown.Markdown(extensions=config["markdown_extensions"], extension_configs=config["mdx_configs"])
-        self.raw = _RawHTMLPreprocessor()
-        self.raw._register(self.md)
-        self.anchors = _ExtractAnchorsTreeprocessor(None, build.files, config)
-        self.anchors._register(self.md)
-        self.links = _RelativePathTreeprocessor(None, build.files, config)
-        self.links._register(self.md)
-        self.title = _ExtractTitleTreeprocessor()
-        self.title._register(self.md)
+        self.processors = mkdocs_private.PageProcessors(self.md, build.files, config)
         self.doc_files = build.files.documentation_pages()
         self.shells: dict[tuple, tuple[str, dict]] = {}
         self.shell_digests: dict[int, str] = {}  # by id() of a shell in self.shells (kept alive there)
@@ -575,20 +562,17 @@ class _Writer:
         logging.getLogger("mkdocs").addHandler(warnings)
         try:
             expanded = markers.expand(text, _context(self.build, self.config, file.src_uri, file.url))
-            self.links.file = self.anchors.file = file
-            self.links.links_to_anchors = {}
-            self.anchors.present_anchor_ids = set()  # this page's: mkdocs' processor adds to one set
-            self.raw.present_anchor_ids = set()  # (Markdown runs no processor on a blank page)
-            self.title.title = None
+            self.processors.start(file)
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
         finally:
             logging.getLogger("mkdocs").removeHandler(warnings)
         here = posixpath.dirname(file.src_uri)
         targets = sorted({posixpath.normpath(posixpath.join(here, t)) for t in LINK.findall(expanded)})
-        found = {"body": body, "title": self.title.title, "toc_tokens": getattr(self.md, "toc_tokens", []),
-                 "anchor_ids": self.anchors.present_anchor_ids | self.raw.present_anchor_ids,
-                 "anchor_links": {f.src_uri: links for f, links in self.links.links_to_anchors.items()},
+        title, anchor_ids, links_to_anchors = self.processors.found()
+        found = {"body": body, "title": title, "toc_tokens": getattr(self.md, "toc_tokens", []),
+                 "anchor_ids": anchor_ids,
+                 "anchor_links": {f.src_uri: links for f, links in links_to_anchors.items()},
                  "targets": targets}
         if key and not warnings.count and self.build.problems == problems:
             cachefile.write(self.stored(key), found)
@@ -675,7 +659,7 @@ class _Writer:
     def code_of(config) -> bytes:
         """The code a page goes through (benchsite) and the site's set-up (``sitesetup.digest``:
         the hooks, the Markdown set-up, validation levels, URLs, how much mkdocs logs)."""
-        return (cachefile.code_version() + sitesetup.digest(config, Path(__file__))).encode()
+        return (cachefile.code_version() + sitesetup.digest(config)).encode()
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
@@ -701,9 +685,7 @@ def _write_direct(build: Build, config) -> None:
         writer.write(file)
     _check_anchors(build, config)
     # The sitemap lists every page, these included, in the order mkdocs would have.
-    from mkdocs.commands.build import _build_theme_template
-
-    _build_theme_template("sitemap.xml", build.env, _WithDirect(build.files), config, build.nav)
+    mkdocs_private.build_theme_template("sitemap.xml", build.env, _WithDirect(build.files), config, build.nav)
 
 
 class _WithDirect(Files):
@@ -730,3 +712,48 @@ def _check_anchors(build: Build, config) -> None:
                 if present is not None and anchor not in present:
                     log.log(level, f"Doc file '{source.src_uri}' contains a link '{link}', but the doc "
                                    f"'{target.src_uri}' does not contain an anchor '#{anchor}'.")
+
+
+class BenchPlugin(BasePlugin):
+    """The site's MkDocs plugin: ``plugins: - bench`` in mkdocs.yml, last in the list, so that its
+    page events see what the other plugins made (mkdocs-jupyter's rendering of a notebook above
+    all). Its events are this module's, then the notebook pruning's (:mod:`.notebook`), then the
+    render cache's (:mod:`.render_cache`), in that order: the render cache keeps what the others
+    made of a page."""
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        on_startup(command, dirty)
+
+    def on_config(self, config):
+        return render_cache.on_config(on_config(config))
+
+    def on_pre_build(self, *, config) -> None:
+        on_pre_build(config)
+        render_cache.on_pre_build(config)
+
+    def on_files(self, files: Files, *, config) -> Files:
+        return render_cache.on_files(on_files(files, config), config)
+
+    def on_nav(self, nav, *, config, files):
+        return on_nav(nav, config, files)
+
+    def on_env(self, env, *, config, files):
+        return on_env(env, config, files)
+
+    def on_pre_page(self, page, *, config, files):
+        return render_cache.on_pre_page(page, config, files)
+
+    def on_page_markdown(self, markdown: str, *, page, config, files) -> str:
+        return on_page_markdown(markdown, page, config, files)
+
+    def on_page_content(self, html: str, *, page, config, files) -> str:
+        return notebook.on_page_content(html, page, config, files)
+
+    def on_post_page(self, output: str, *, page, config) -> str:
+        return on_post_page(output, page, config)
+
+    def on_post_build(self, *, config) -> None:
+        on_post_build(config)
+
+    def on_build_error(self, *, error) -> None:
+        on_build_error(error)
