@@ -64,7 +64,8 @@ def test_archive_session_keeps_a_session(tmp_path, capsys):
 
 def test_site_scaling_runs_its_steps(tmp_path, monkeypatch, capsys):
     """Its builds are mkdocs builds (a minute each): faked here; the copying, relabelling, the
-    fresh checkout the workflow starts from and the size report are real."""
+    fresh checkout the workflow starts from, the size report and the budget table are real (a
+    budget at 100 folders is not judged at 2)."""
     scaling = tool("site_scaling")
     repo = tmp_path / "repo"
     write_machine(repo / "results", "cpu-a", runs=2)
@@ -79,8 +80,29 @@ def test_site_scaling_runs_its_steps(tmp_path, monkeypatch, capsys):
         return 1.0, "the rest 1.0 s", ["pairs: 1 job"]
 
     monkeypatch.setattr(scaling, "build", fake_build)
+    monkeypatch.setattr(scaling, "author_loop", lambda results, cache, work: 2.5)
     scaling.main(["--machines", "2"])
     out = capsys.readouterr().out
     assert "committed results" in out and "2 more folders" in out and "cold workers, pairs: 1 job" in out
+    budgets = {line.split("  ")[0]: line for line in out.splitlines()[-len(scaling.BUDGETS):]}
+    assert budgets["committed results: cold build"].endswith("1.0 s  met")
+    assert budgets["committed results: one chapter edited, built again in-process"].endswith("2.5 s  NOT MET")
+    assert budgets["100 more folders: cold build"].endswith("not checked (run with --machines 100)")
     assert built[0] == ["cpu-a"] and built[-1] == ["cpu-a", "synthetic-000", "synthetic-001"]
     assert scaling.relabel("machine,x\ncpu-a,1\n", "m") == "machine,x\nm,1\n"
+
+
+def test_site_scaling_counts_what_one_session_adds(tmp_path):
+    """The per-session cost is the largest (machine, session) total of session pages and the
+    downloads under that session, not the whole site."""
+    scaling = tool("site_scaling")
+    for sid, size in (("s1", 300_000), ("s2", 500_000)):
+        for fig in ("fig-a", "fig-b"):
+            page = tmp_path / "bench" / fig / "cpu-a" / sid / "index.html"
+            page.parent.mkdir(parents=True)
+            page.write_bytes(b"x" * size)
+    kept = tmp_path / "results" / "cpu-a" / "sessions" / "s1" / "a.csv.gz"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"x" * 50_000)
+    (tmp_path / "bench" / "fig-a" / "cpu-a" / "index.html").write_bytes(b"x" * 9_000_000)  # a machine page
+    assert scaling.per_session_mb(tmp_path) == 1.0

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
@@ -171,6 +172,82 @@ def size_line(site: Path) -> str:
                       for kind, (n, size, theme) in sizes(site).items())
 
 
+def per_session_mb(site: Path) -> float:
+    """What one kept session of every figure on one machine adds to a site, at most over the
+    sessions the site shows: its session pages (bench/<fig>/<machine>/<session>/) and any download
+    under results/ that names it."""
+    found: dict[tuple[str, str], int] = {}
+    for path in site.rglob("*"):
+        parts = path.relative_to(site).parts
+        if path.is_file() and len(parts) == 5 and parts[0] == "bench" and parts[1] != "changes":
+            key = (parts[2], parts[3])  # machine slug, session
+        elif path.is_file() and parts[0] == "results" and "sessions" in parts:
+            key = (parts[1], parts[parts.index("sessions") + 1])
+        else:
+            continue
+        found[key] = found.get(key, 0) + path.stat().st_size
+    return max(found.values(), default=0) / 1e6
+
+
+class Budget(NamedTuple):
+    """One of the site's budgets (issue 38's decisions): a measured value against its limit."""
+    what: str
+    unit: str
+    limit: float
+    at_machines: int | None = None  # checked only at this many synthetic folders; None: always
+
+    def line(self, value: float | None, machines: int) -> str:
+        if value is None or (self.at_machines is not None and machines != self.at_machines):
+            verdict, shown = f"not checked (run with --machines {self.at_machines})", "-"
+        else:
+            verdict, shown = ("met" if value <= self.limit else "NOT MET"), f"{value:.1f} {self.unit}"
+        return f"{self.what:<62} {f'<= {self.limit:g} {self.unit}':>10} {shown:>10}  {verdict}"
+
+
+BUDGETS = {
+    "committed cold": Budget("committed results: cold build", "s", 10),
+    "author": Budget("committed results: one chapter edited, built again in-process", "s", 2),
+    "restored": Budget("100 more folders: the publishing build (restored cache)", "s", 60, 100),
+    "cold": Budget("100 more folders: cold build", "s", 180, 100),
+    "size": Budget("100 more folders: site size", "MB", 200, 100),
+    "session": Budget("one more kept session of every figure on one machine", "MB", 1),
+}
+
+# The author's loop as `mkdocs serve` runs it: one process builds the site, a chapter changes, the
+# same process builds it again (serve rebuilds the whole site in-process on every change).
+AUTHOR_LOOP = """
+import sys, time
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+config = load_config(config_file=sys.argv[1], site_dir=sys.argv[2], strict=True)
+build(config)
+chapter = sys.argv[3]
+with open(chapter, "a", encoding="utf-8") as fh:
+    fh.write("\\nOne more sentence, as an author would add.\\n")
+config = load_config(config_file=sys.argv[1], site_dir=sys.argv[2], strict=True)
+start = time.perf_counter()
+build(config)
+print(f"{time.perf_counter() - start:.3f}")
+"""
+
+
+def author_loop(results: Path, cache: Path, work: Path) -> float:
+    """Seconds to build the site again after one chapter changed, in the process that built it
+    (the cache warm), on a copy of docs/ and mkdocs.yml: the checkout is not touched."""
+    (work / "docs").parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "docs", work / "docs")
+    shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
+    (work / "bench_scripts").symlink_to(REPO / "bench_scripts")
+    env = dict(os.environ, BENCH_RESULTS=str(results), BENCH_CACHE=str(cache), NO_MKDOCS_2_WARNING="1")
+    env.pop("BENCH_MACHINE", None)
+    proc = subprocess.run([str(MKDOCS.with_name("python")), "-c", AUTHOR_LOOP, str(work / "mkdocs.yml"),
+                           str(work / "site"), str(work / "docs" / "index.md")],
+                          cwd=work, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"the author's loop failed:\n{proc.stderr[-3000:]}")
+    return float(proc.stdout.split()[-1])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--machines", type=int, default=100)
@@ -183,6 +260,7 @@ def main(argv: list[str] | None = None) -> None:
         cases = [("committed results", tmp_path / "committed" / "results"),
                  (f"{args.machines} more folders", tmp_path / "results")]
         print(f"{'results':<24} {'cold cache':>11} {'warm cache':>11} {'restored':>9} {'pages':>6} {'site MB':>8}")
+        measured: dict[str, float] = {}
         for name, results in cases:
             cache, out = tmp_path / f"cache-{len(name)}", tmp_path / f"site-{len(name)}"
             (cold, cold_steps, workers), (warm, warm_steps, _) = build(results, cache, out), build(results, cache, out)
@@ -195,6 +273,15 @@ def main(argv: list[str] | None = None) -> None:
             print(f"    site: {size_line(out)}", flush=True)
             for line in workers:  # where a cold build's worker time went, job by kind
                 print(f"    cold workers, {line}", flush=True)
+            if results == cases[0][1]:
+                measured["committed cold"] = cold
+                measured["session"] = per_session_mb(out)
+                measured["author"] = author_loop(results, cache, tmp_path / "author")
+            else:
+                measured.update(restored=restored, cold=cold, size=size_mb(out))
+        print(f"\n{'budget':<62} {'limit':>10} {'measured':>10}")
+        for key, budget in BUDGETS.items():
+            print(budget.line(measured.get(key), args.machines))
 
 
 if __name__ == "__main__":
