@@ -4,11 +4,13 @@ chapters) key their entries on one digest of the site's set-up and count reports
 hook kept it, and a page that reported anything is kept by neither. The generated pages'
 writer also gives each page its own anchors (links into it are checked against them)."""
 
+import io
 import logging
 import sys
 from types import SimpleNamespace
 
 import pytest
+from mkdocs.utils import CountHandler
 
 from benchsite.build import sitesetup
 from conftest import load_hook
@@ -93,6 +95,79 @@ def test_a_warning_the_log_level_drops_is_kept_for_a_strict_build(quiet_level, m
     sitesetup.warn(log, "unheard.csv:5: column 'time_s' is nan")
     assert sitesetup.UNCOUNTED == ["unheard.csv:5: column 'time_s' is nan"]
     assert "unheard.csv:5: column 'time_s' is nan" in sitesetup.uncounted_failure()
+
+
+@pytest.fixture
+def cli_logger(monkeypatch):
+    """The mkdocs logger as the command line sets it up (mkdocs/__main__.py, State): a stream of its
+    own that does not propagate, at INFO; put back as it was afterwards."""
+    logger = logging.getLogger("mkdocs")
+    saved = logger.level, logger.propagate, list(logger.handlers)
+    stream = io.StringIO()
+    logger.handlers[:] = [logging.StreamHandler(stream)]
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    monkeypatch.setattr(sitesetup, "UNCOUNTED", [])
+    yield logger, stream
+    logger.setLevel(saved[0])
+    logger.propagate = saved[1]
+    logger.handlers[:] = saved[2]
+
+
+def log_a_build(logger: logging.Logger) -> list[tuple[str, int]]:
+    """What mkdocs' strict mode counts (commands/build.py: a CountHandler at WARNING on the logger)
+    while mkdocs and a plugin log at every level."""
+    counter = CountHandler()
+    counter.setLevel(logging.WARNING)
+    logger.addHandler(counter)
+    try:
+        logging.getLogger("mkdocs.structure.pages").debug("reading a page")
+        logging.getLogger("mkdocs.commands.build").info("building")
+        logging.getLogger("mkdocs.structure.pages").warning("Doc file 'a.md' contains a link 'gone.md'")
+        logging.getLogger("mkdocs.plugins.x").warning("x: a damaged input")
+        logging.getLogger("mkdocs.plugins.x").error("x: an error")
+    finally:
+        logger.removeHandler(counter)
+    return counter.get_counts()
+
+
+@pytest.mark.parametrize("level, printed", [
+    (logging.ERROR, ["x: an error"]),  # -q
+    (logging.INFO, ["building", "Doc file 'a.md' contains a link 'gone.md'", "x: a damaged input", "x: an error"]),
+    (logging.DEBUG, ["reading a page", "building", "Doc file 'a.md' contains a link 'gone.md'",
+                     "x: a damaged input", "x: an error"]),  # -v
+])
+def test_strict_counts_every_warning_at_every_log_level_and_prints_what_it_printed(cli_logger, level, printed):
+    """-q sets the mkdocs logger to ERROR, so mkdocs' strict counter never heard a warning
+    (mkdocs build --strict -q passed on a broken link). count_hidden_warnings lets the warnings
+    through to the counter, prints what the level printed, and keeps the hidden ones to name."""
+    logger, stream = cli_logger
+    logger.setLevel(level)
+    sitesetup.count_hidden_warnings()
+    sitesetup.count_hidden_warnings()  # once is enough (mkdocs serve starts once, builds many times)
+    assert log_a_build(logger) == [("ERROR", 1), ("WARNING", 2)]
+    assert stream.getvalue().splitlines() == printed
+    hidden = ["Doc file 'a.md' contains a link 'gone.md'", "x: a damaged input"] if level > logging.WARNING else []
+    assert sitesetup.UNCOUNTED == hidden
+    failure = sitesetup.uncounted_failure()
+    assert (failure is None) == (not hidden)
+    assert all(message in failure for message in hidden)
+
+
+def test_without_it_a_quiet_strict_build_counts_no_warning(cli_logger):
+    """The trap itself (mkdocs 1.6): what the test above guards against."""
+    logger, _ = cli_logger
+    logger.setLevel(logging.ERROR)
+    assert log_a_build(logger) == [("ERROR", 1)]
+
+
+def test_a_warning_through_warn_is_kept_once(cli_logger):
+    logger, stream = cli_logger
+    logger.setLevel(logging.ERROR)
+    sitesetup.count_hidden_warnings()
+    sitesetup.warn(logging.getLogger("mkdocs.plugins.bench"), "bad.csv:3: column 'time_s' is nan")
+    assert sitesetup.UNCOUNTED == ["bad.csv:3: column 'time_s' is nan"]
+    assert stream.getvalue() == ""
 
 
 def test_reports_are_warnings_and_mkdocs_link_reports_at_any_level():

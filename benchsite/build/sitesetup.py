@@ -11,7 +11,9 @@ which hears no warnings, could keep a body that a normal build then served witho
 warning), and their counter left out link reports at the level ``validation:`` sets.
 
 Both the bench hook and the lesson plugin report a damaged input through :func:`warn`, so that a
-strict build fails on it whatever the log level (``mkdocs build --strict -q`` passed before).
+strict build fails on it whatever the log level (``mkdocs build --strict -q`` passed before), and
+:func:`count_hidden_warnings` does the same for every warning mkdocs or a plugin logs (a broken
+link, a missing anchor, a nav entry to a missing page).
 """
 
 from __future__ import annotations
@@ -75,9 +77,66 @@ class Reports(logging.Handler):
 
 # --- strict, whatever the log level ---------------------------------------------------------
 
-# This build's warnings that the log level dropped before mkdocs' strict mode could count them
-# (emptied by the bench hook's on_config; the hook fails a strict build with them, on_post_build).
+# This build's warnings that the log level kept from the reader (-q): sitesetup.warn's own, and
+# every other warning of the mkdocs logger once count_hidden_warnings is on. Emptied by the bench
+# hook's on_config; the hook fails a strict build with them, on_post_build, so that a strict -q
+# build says what it failed on.
 UNCOUNTED: list[str] = []
+
+
+def _mkdocs_record(record: logging.LogRecord) -> bool:
+    return record.name == "mkdocs" or record.name.startswith("mkdocs.")
+
+
+class _StillHidden(logging.Filter):
+    """On a handler that printed the mkdocs logger's records: drops those below the level the
+    command line chose, as the logger's own level did (so nothing printed changes)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= self.level or not _mkdocs_record(record)
+
+
+class _KeepHidden(logging.Handler):
+    """On the mkdocs logger: keeps each warning that :class:`_StillHidden` keeps from the reader."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(logging.WARNING)
+        self.hidden_below = level
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno < self.hidden_below:
+            UNCOUNTED.append(record.getMessage())
+
+
+def count_hidden_warnings() -> None:
+    """Let mkdocs' strict mode count every warning whatever the log level, printing what it printed.
+
+    mkdocs counts warnings for ``strict`` with a handler that ``build`` puts on the ``mkdocs``
+    logger (``utils.CountHandler``), and ``-q`` sets that logger's level to ERROR
+    (``mkdocs/__main__.py``): a warning logged under it (a broken link, a missing anchor, a
+    plugin's) is dropped before any handler sees it, and ``mkdocs build --strict -q`` passed where
+    ``--strict`` failed. Here the logger is let down to WARNING, and each handler that was printing
+    its records (mkdocs' own stream; any handler it propagates to) gets a filter that still drops
+    what the old level dropped: the counter then hears every warning, and nothing printed changes.
+    The hidden warnings are kept in :data:`UNCOUNTED` so that a failing strict build can say what
+    they were. Call it once mkdocs has set its level (the bench hook's ``on_startup``); it is a
+    no-op at the default level and at ``-v``, and when it is on already."""
+    logger = logging.getLogger("mkdocs")
+    level = logger.getEffectiveLevel()
+    if level <= logging.WARNING or any(isinstance(h, _KeepHidden) for h in logger.handlers):
+        return
+    hidden = _StillHidden(level)
+    printer: logging.Logger | None = logger
+    while printer is not None:  # every handler a record of the mkdocs logger reaches (Logger.callHandlers)
+        for handler in printer.handlers:
+            handler.addFilter(hidden)
+        printer = printer.parent if printer.propagate else None
+    logger.addHandler(_KeepHidden(level))
+    logger.setLevel(logging.WARNING)
 
 
 def warn(logger: logging.Logger, message: str) -> None:
