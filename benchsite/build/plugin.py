@@ -250,6 +250,7 @@ REUSED = (BENCH_PAGES, "results")
 
 def on_startup(command: str, dirty: bool) -> None:
     DIRTY[0], SERVING[0] = dirty, command == "serve"
+    sitesetup.count_hidden_warnings()  # strict counts mkdocs' warnings under -q too (on_post_build names them)
 
 
 def on_pre_build(config) -> None:
