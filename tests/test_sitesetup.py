@@ -154,6 +154,16 @@ def test_strict_counts_every_warning_at_every_log_level_and_prints_what_it_print
     assert all(message in failure for message in hidden)
 
 
+def test_a_quiet_build_gets_the_default_builds_key_once_its_warnings_count(cli_logger, config):
+    """Quiet, it hears what a default build hears, so it may share that build's cached pages."""
+    logger, _ = cli_logger
+    default = sitesetup.digest(config)
+    logger.setLevel(logging.ERROR)
+    assert sitesetup.digest(config) != default  # -q alone heard no report
+    sitesetup.count_hidden_warnings()
+    assert sitesetup.digest(config) == default
+
+
 def test_without_it_a_quiet_strict_build_counts_no_warning(cli_logger):
     """The trap itself (mkdocs 1.6): what the test above guards against."""
     logger, _ = cli_logger

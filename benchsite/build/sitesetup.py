@@ -119,12 +119,14 @@ def count_hidden_warnings() -> None:
     logger (``utils.CountHandler``), and ``-q`` sets that logger's level to ERROR
     (``mkdocs/__main__.py``): a warning logged under it (a broken link, a missing anchor, a
     plugin's) is dropped before any handler sees it, and ``mkdocs build --strict -q`` passed where
-    ``--strict`` failed. Here the logger is let down to WARNING, and each handler that was printing
-    its records (mkdocs' own stream; any handler it propagates to) gets a filter that still drops
-    what the old level dropped: the counter then hears every warning, and nothing printed changes.
-    The hidden warnings are kept in :data:`UNCOUNTED` so that a failing strict build can say what
-    they were. Call it once mkdocs has set its level (the bench hook's ``on_startup``); it is a
-    no-op at the default level and at ``-v``, and when it is on already."""
+    ``--strict`` failed. Here the logger is let down to INFO, mkdocs' default, and each handler
+    that was printing its records (mkdocs' own stream; any handler it propagates to) gets a filter
+    that still drops what the old level dropped: the counter then hears every warning, and nothing
+    printed changes. A quiet build is then the default build, printed less (the same reports keep
+    the same pages out of the caches, and :func:`digest` gives it the same key). The hidden
+    warnings are kept in :data:`UNCOUNTED` so that a failing strict build can say what they were.
+    Call it once mkdocs has set its level (the bench hook's ``on_startup``); it does nothing where
+    warnings pass already (the default level, ``-v``) and when it is on already."""
     logger = logging.getLogger("mkdocs")
     level = logger.getEffectiveLevel()
     if level <= logging.WARNING or any(isinstance(h, _KeepHidden) for h in logger.handlers):
@@ -136,7 +138,7 @@ def count_hidden_warnings() -> None:
             handler.addFilter(hidden)
         printer = printer.parent if printer.propagate else None
     logger.addHandler(_KeepHidden(level))
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.INFO)
 
 
 def warn(logger: logging.Logger, message: str) -> None:
