@@ -168,14 +168,14 @@ LINKED_FROM_BENCH = ("verdicts.md", "run-it-yourself.md")
 
 
 def small_site(root, pages: dict[str, str], nav: list | None = None):
-    """A docs tree in ``root`` built by the site's bench hook from an empty results folder: its
+    """A docs tree in ``root`` built by the site's bench plugin from an empty results folder: its
     mkdocs.yml (``-f`` it)."""
     (root / "results").mkdir(parents=True)
     for name, text in {**{n: f"# {n}\n" for n in LINKED_FROM_BENCH}, **pages}.items():
         (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "docs" / name).write_text(text)
     config = root / "mkdocs.yml"
-    config.write_text(f"site_name: small\ndocs_dir: docs\nhooks:\n  - {REPO / 'docs' / '.hooks' / 'bench.py'}\n"
+    config.write_text("site_name: small\ndocs_dir: docs\nplugins:\n  - bench\n"
                       "validation:\n  anchors: warn\nextra:\n  bench:\n    results: results\n"
                       + (f"nav: {nav!r}\n" if nav else ""))
     return config
