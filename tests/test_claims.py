@@ -265,21 +265,20 @@ def test_how_many_claims_the_site_carries():
 # --- outlying clusters: shown under the table, and a claim can count them -----------------------
 
 def test_a_run_with_a_cluster_of_slow_samples_is_named_with_how_many_and_how_far(tmp_path):
-    from benchsite.model import outliers
-    from benchsite.views import render
+    from benchsite.views import quantities, render
 
     path = write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
     frame = load(ResultFile("cpu-a", "demo", path))
     slow = (frame["variant"] == "fast") & (frame["run"] == 1) & (frame["sample"] < 3)
     frame.loc[slow, "time_s"] *= 10  # three of run 1's four samples
     tab = Table.of(frame, demo_figure(tmp_path))
-    assert outliers.lines(tab) == ["fast at n=8: run 1, 3 of 4 samples at 9.90×"]
+    assert quantities.outlier_lines(tab) == ["fast at n=8: run 1, 3 of 4 samples at 9.90×"]
     assert claims.evaluate(tab, 'clusters("fast", n=8) > 0').state == "true"
     assert claims.evaluate(tab, 'clusters("slow", n=8) > 0').state == "false"
     spread = str(render.spread_text(tab))
     assert "Spread of this panel (fig-demo on cpu-a)" in spread and "run 1, 3 of 4 samples" in spread
     frame.loc[slow & (frame["sample"] == 2), "time_s"] /= 10  # two stray samples: ordinary noise
-    assert outliers.lines(Table.of(frame, demo_figure(tmp_path))) == []
+    assert quantities.outlier_lines(Table.of(frame, demo_figure(tmp_path))) == []
 
 
 # --- a reader's own machine: a false claim is shown and listed, and the run goes on (issue 37) ----

@@ -10,6 +10,7 @@ from benchsite.model.catalog import Catalog, CodeHash
 from benchsite.model.figures import Figure, FigureError, read_figure
 from benchsite.model.table import Table
 from benchsite.pages.markers import Context, MarkerError, expand
+from benchsite.views import quantities
 from benchsite.views.render import machine_panel, table
 from test_results import make_row
 
@@ -60,17 +61,17 @@ def test_rates_divide_by_each_runs_median_time(demo):
     # 2e9 bytes in 1 ms, 1.1 ms, 1.2 ms: median run 1.1 ms
     assert s.median == pytest.approx(2e9 / 1.1e-3)
     assert s.high == pytest.approx(2e12) and s.low == pytest.approx(2e9 / 1.2e-3)
-    assert metrics.shown(wide, "flop_rate") == "3.64 TFLOP/s [3.33..4.00]"
+    assert quantities.shown(wide, "flop_rate") == "3.64 TFLOP/s [3.33..4.00]"
 
 
 def test_identical_values_in_every_run_say_so(demo):
     narrow = frame(demo)[frame(demo)["variant"] == "narrow"]
-    assert metrics.shown(narrow, "error") == "4.0e-03 [same in all 3 runs]"
+    assert quantities.shown(narrow, "error") == "4.0e-03 [same in all 3 runs]"
 
 
 def test_rows_without_the_quantity_show_a_dash_not_a_zero(demo):
     ops = frame(demo)[frame(demo)["variant"] == "op"]
-    assert metrics.shown(ops, "bandwidth") == "—"
+    assert quantities.shown(ops, "bandwidth") == "—"
 
 
 def test_one_groupby_over_a_tables_rows_gives_each_rows_own_summaries(demo):
@@ -95,7 +96,16 @@ def test_one_groupby_over_a_tables_rows_gives_each_rows_own_summaries(demo):
 
 def test_si_prefix_follows_the_median():
     s = metrics.stats.Summary(median=1.5e3, low=999.0, high=2e3, runs=2)
-    assert metrics.si_range(s, "B") == "1.50 kB [0.999..2.00]"
+    assert quantities.si_range(s, "B") == "1.50 kB [0.999..2.00]"
+
+
+def test_every_metric_says_how_a_view_shows_it():
+    """The model names a style (and a unit); the view knows each style (views/quantities.py)."""
+    s = metrics.stats.Summary(median=1.5e3, low=1e3, high=2e3, runs=3)
+    shown = {name: quantities.metric(m, s) for name, m in metrics.METRICS.items()}
+    assert shown == {"time": "1500 s [1000..2000]", "bandwidth": "1.50 kB/s [1.00..2.00]",
+                     "flop_rate": "1.50 kFLOP/s [1.00..2.00]", "error": "1.5e+03 [1.0e+03..2.0e+03]",
+                     "size": "1.50 kB [1.00..2.00]"}
 
 
 def test_unknown_metric_is_refused():

@@ -1,3 +1,3 @@
 """The model: results files read through one validator, sessions, figures' metadata, the table
-model, statistics and verdicts, claims' grammar, comparisons. Data in, data out. Imports
-``core`` only (and, for now, ``views.fmt`` in three places: CONTRIBUTING.md lists them)."""
+model, statistics and verdicts, claims' grammar, comparisons. Data in, data out: no text for a
+reader (``views`` formats it). Imports ``core`` only."""

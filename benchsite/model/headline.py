@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from benchsite.model import stats
 from benchsite.model.figures import Figure
-from benchsite.views import fmt
 
 if TYPE_CHECKING:  # table.py builds the rows and imports this module
     from benchsite.model.table import Row
@@ -26,6 +25,8 @@ if TYPE_CHECKING:  # table.py builds the rows and imports this module
 
 @dataclass(frozen=True)
 class Headline:
+    """The quoted cell and its median [min..max] over runs (as text: ``views.quantities.headline``)."""
+
     what: str  # e.g. "completed / dispatch at n=1024"
     summary: stats.Summary
     is_ratio: bool
@@ -33,11 +34,6 @@ class Headline:
     # ratio is a part of its whole, FIGURE["ratio_verdict"] False), or the paired rule on the two
     # variants a headline names (a comparison the figure chose to quote); None for a time
     verdict: stats.Verdict | None = None
-
-    @property
-    def text(self) -> str:
-        s = self.summary
-        return (fmt.ratio_range if self.is_ratio else fmt.time_range)(s.median, s.low, s.high)
 
 
 def choose_headline(rows: Sequence[Row], fig: Figure) -> Headline | None:

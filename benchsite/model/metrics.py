@@ -9,20 +9,19 @@ derived from it:
 * ``error``      the run's ``max_rel_error`` (one reference check per run)
 * ``size``       the run's ``size_bytes`` (a memory total, a file's size)
 
-A figure asks for extra tables with ``"metrics": [...]`` in its FIGURE literal.
+A figure asks for extra tables with ``"metrics": [...]`` in its FIGURE literal. A metric says how
+it reads (``style``, ``unit``); the view makes the text (``views/quantities.py``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from benchsite.model import stats
-from benchsite.views import fmt
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,10 @@ class Metric:
     label: str  # shown above its table
     column: str  # what it reads of each run: the median of this column
     rate: bool  # ... over the run's median time (an amount per second)
-    show: Callable[[stats.Summary], str]
+    # How a view shows it: a time in its unit, an SI prefix on ``unit``, or a number in
+    # scientific notation (views/quantities.py)
+    style: Literal["time", "si", "sci"]
+    unit: str = ""
 
     @property
     def columns(self) -> list[str]:
@@ -48,43 +50,13 @@ class Metric:
         return self.from_medians(frame.groupby("run")[self.columns].median())
 
 
-SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
-
-
-def si_range(s: stats.Summary, unit: str) -> str:
-    """``17.9 GB/s [14.8..18.1]``: one prefix for all three, chosen by the median."""
-    scale, prefix = next(((v, p) for v, p in SI_PREFIXES if abs(s.median) >= v), SI_PREFIXES[-1])
-    core = f"{fmt.sig(s.median / scale)} {prefix}{unit}"
-    return core + _spread(fmt.sig(s.low / scale), fmt.sig(s.high / scale), s)
-
-
-def _spread(low: str, high: str, s: stats.Summary) -> str:
-    # A quantity that came out identical in every run says so instead of "[x..x]".
-    return f" [same in all {s.runs} runs]" if low == high else f" [{low}..{high}]"
-
-
-def sci(value: float) -> str:
-    """``3.2e-03``; zero stays ``0``."""
-    return "0" if value == 0 else f"{value:.1e}" if math.isfinite(value) else str(value)
-
-
-def error_range(s: stats.Summary) -> str:
-    return sci(s.median) + _spread(sci(s.low), sci(s.high), s)
-
-
-def time_range(s: stats.Summary) -> str:
-    return fmt.time_range(s.median, s.low, s.high)
-
-
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("time", "Time per call", "time_s", False, time_range),
-    Metric("bandwidth", "Achieved bandwidth: bytes moved / time", "bytes_moved", True,
-           lambda s: si_range(s, "B/s")),
-    Metric("flop_rate", "Achieved FLOP/s: floating-point operations / time", "flops", True,
-           lambda s: si_range(s, "FLOP/s")),
+    Metric("time", "Time per call", "time_s", False, "time"),
+    Metric("bandwidth", "Achieved bandwidth: bytes moved / time", "bytes_moved", True, "si", "B/s"),
+    Metric("flop_rate", "Achieved FLOP/s: floating-point operations / time", "flops", True, "si", "FLOP/s"),
     Metric("error", "Error against the float64 NumPy reference (max abs error / max abs value)",
-           "max_rel_error", False, error_range),
-    Metric("size", "Size in bytes", "size_bytes", False, lambda s: si_range(s, "B")),
+           "max_rel_error", False, "sci"),
+    Metric("size", "Size in bytes", "size_bytes", False, "si", "B"),
 )}
 
 
@@ -141,7 +113,3 @@ def ranked(rows: pd.DataFrame, by: str, metric: Metric) -> list[RankedLine]:
              for key, part in rows.groupby(f"p_{by}")]
     return sorted(lines, key=lambda line: -line.summary.median)
 
-
-def shown(rows: pd.DataFrame, name: str) -> str:
-    s = summary(rows, name)
-    return get(name).show(s) if s else "—"

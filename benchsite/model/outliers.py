@@ -4,7 +4,7 @@ The table quotes medians, which a cluster of slow (or fast) samples inside one r
 not move: the chapter would never say that half of a run's samples took many times the
 rest. This reads a table model's samples (nothing stored, no statistic recomputed) and
 names each run whose samples hold such a cluster: the cell, the run, how many samples
-and how far from the cell's median they lay.
+and how far from the cell's median they lay (the words: ``views.quantities.outlier_lines``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchsite.model.table import Table
-from benchsite.views import fmt
 
 FAR = 3.0  # a sample above 3x the cell's median, or under a third of it, is outlying
 MIN_SHARE = 0.2  # a run is named when at least a fifth of its samples are outlying,
@@ -31,12 +30,6 @@ class Cluster:
     samples: int  # the run's samples in that cell
     low: float  # the outlying samples' times over the cell's median: least and most extreme
     high: float
-
-    @property
-    def text(self) -> str:
-        span = f"{fmt.sig(self.low)}×" if fmt.sig(self.low) == fmt.sig(self.high) else \
-            f"{fmt.sig(self.low)}× to {fmt.sig(self.high)}×"
-        return f"run {self.run}, {self.count} of {self.samples} samples at {span}"
 
 
 def clusters(tab: Table) -> list[Cluster]:
@@ -59,11 +52,3 @@ def clusters(tab: Table) -> list[Cluster]:
                     out.append(Cluster(where, int(run), len(picked), total, float(picked.min()), float(picked.max())))
     return out
 
-
-def lines(tab: Table) -> list[str]:
-    """One line per cell with outlying clusters: ``naive at n=2048: run 2, 6 of 10 samples at 20.4× to
-    41.7×``; what the spread text shows."""
-    cells: dict[str, list[str]] = {}
-    for c in clusters(tab):
-        cells.setdefault(c.cell, []).append(c.text)
-    return [f"{cell}: {'; '.join(runs)}" for cell, runs in cells.items()]

@@ -25,7 +25,7 @@ from benchsite.core.urls import session_path, session_src
 from benchsite.model import metrics, stats
 from benchsite.model.figures import Figure
 from benchsite.model.sessions import Session, env_diff, history
-from benchsite.views import axes, compare, fmt, render
+from benchsite.views import axes, compare, fmt, quantities, render
 from benchsite.views.html import render as template
 
 if TYPE_CHECKING:
@@ -111,7 +111,8 @@ def chart(points: list[Session], link) -> Markup | None:
                     "href": link(session_path(s.fig_id, s.machine, s.id)), "label": i % every == 0,
                     "label_x": round(min(max(x, label_w / 2), WIDTH - label_w / 2), 1),
                     "date": _when(s), "jax": s.values("jax_version"),
-                    "title": f"session {s.id}: {h.text} ({h.summary.runs} runs, jax {s.values('jax_version')})"})
+                    "title": f"session {s.id}: {quantities.headline(h)} "
+                             f"({h.summary.runs} runs, jax {s.values('jax_version')})"})
     ticks = [{"y": y(t), "text": _tick(t, is_ratio)} for t in axes.linear_ticks(top, step)]
     what = shown[-1][1].what
     return template("history_chart.html", width=WIDTH, height=HEIGHT, font=FONT, left=LEFT, right=WIDTH - RIGHT,
@@ -220,7 +221,8 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
     commits = _commits(s, ctx.repo_url if fig.compare is None else "")
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
-    headline = f"{head.what}: {head.text}, median [min..max] of {head.summary.runs} runs" if head else ""
+    quoted = quantities.headline(head) if head else ""
+    headline = f"{head.what}: {quoted}, median [min..max] of {head.summary.runs} runs" if head else ""
     rule = address(ctx, render.RULE_PATH)[1]
     verdict = (f"{head.verdict.text} (paired rule: {rule}, applied when the page was built)"
                if head and head.verdict else "")
@@ -256,7 +258,7 @@ def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str =
         f"make bench ONLY={fig.stem} MACHINE={s.machine}"]).strip()
     if fig.compare is not None:  # in the repository it ran in, at the commit above
         reproduce = f"# in the repository it ran in, at the commit above\n{fig.compare.command}"
-    short = f": {head.what} = {head.text}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
+    short = f": {head.what} = {quoted}" + (f", {head.verdict.text}" if head.verdict else "") if head else ""
     snippet = f"[{fig.id} on {s.machine}, session {s.id}{short}]({url})"
     return {"text": "\n".join(line for line in lines if line), "url": url, "href": href,
             "public": url == href, "commits": commits, "repo": repo, "download": download, "data_url": data_url,

@@ -23,7 +23,7 @@ from benchsite.model import calibration, metrics, noise, quotes, stats
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
 from benchsite.pages import history, pages, yours
-from benchsite.views import carryover, claims, fmt, render, walltime
+from benchsite.views import carryover, claims, fmt, quantities, render, walltime
 from benchsite.views.html import render as template
 
 MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
@@ -211,7 +211,7 @@ def _counts(s: stats.Summary) -> str:
 
 
 def _metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], Figure], str]:
-    return lambda frame, opts, fig: metrics.get(name).show(quotes.metric(frame, opts, name))
+    return lambda frame, opts, fig: quantities.metric(metrics.get(name), quotes.metric(frame, opts, name))
 
 
 # stat= -> the quote (benchsite/model/quotes.py), formatted

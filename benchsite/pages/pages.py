@@ -27,7 +27,7 @@ from benchsite.model import comparisons
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
 from benchsite.pages import history
-from benchsite.views import compare, fmt, render
+from benchsite.views import compare, fmt, quantities, render
 from benchsite.views.fmt import esc, md
 from benchsite.views.html import inline_code
 from benchsite.views.html import render as template
@@ -174,7 +174,8 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     head = found.headline
     runs = f"{found.runs} runs"
     verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
-    shown = f"{md(head.text)}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head else f"— ({runs})"
+    shown = (f"{md(quantities.headline(head))}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head
+             else f"— ({runs})")
     when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
     state = (f"recorded source ([{fig.compare.made_by}](" + _rel(ctx, figure_src(fig.id)) + "#code))"
              if fig.compare is not None else "**⚠ stale**" if found.stale else "current")

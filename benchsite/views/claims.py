@@ -52,7 +52,7 @@ from benchsite.model.catalog import Unavailable
 from benchsite.model.claim_syntax import ARITH, COMPARE, ClaimError, parse, split
 from benchsite.model.figures import CLAIM, Figure
 from benchsite.model.table import Row, Table
-from benchsite.views import fmt
+from benchsite.views import fmt, quantities
 from benchsite.views.html import inline_code
 from benchsite.views.html import render as template
 
@@ -181,7 +181,7 @@ class _Env:
         if s is None:
             raise ClaimError(f"no {name} data for {variant} at {row.label or 'the only row'}")
         return self._note(f"{name} of {variant} at {row.label or 'the only row'}", s.median,
-                          metrics.get(name).show(s))
+                          quantities.metric(metrics.get(name), s))
 
     def spread(self, variant: str, **sel) -> float:
         """Between-run spread of a cell: (max - min) / median of its run medians, as the table's."""

@@ -25,7 +25,7 @@ from benchsite.model import stats
 from benchsite.model.catalog import Catalog, results_dir
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
-from benchsite.views import fmt
+from benchsite.views import fmt, quantities
 from benchsite.views.html import render
 
 ONE_RUN = "not a result yet (one run)"
@@ -82,7 +82,7 @@ class Cell:
         return self.decision.text
 
     def shown(self, s: stats.Summary) -> str:
-        return (fmt.ratio_range if self.is_ratio else fmt.time_range)(s.median, s.low, s.high)
+        return quantities.ratio_or_time(s, self.is_ratio)
 
 
 def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:

@@ -20,7 +20,7 @@ from benchsite.core.urls import machine_slug
 from benchsite.model import metrics, outliers, stats
 from benchsite.model.figures import Figure, Recorded
 from benchsite.model.table import Table, distinct_texts
-from benchsite.views import chart, fmt
+from benchsite.views import chart, fmt, quantities
 from benchsite.views.html import render
 
 Link = Callable[[str], str]  # site path -> URL relative to the current page
@@ -38,13 +38,13 @@ def table(tab: Table, metric: str = "time") -> Markup:
     head = ([", ".join(fig.group_by)] if fig.group_by else []) + list(tab.variants)
     if with_ratio:
         head.append(f"{fig.ratio[0]} / {fig.ratio[1]}")
-    shown = metrics.get(metric).show
+    m = metrics.get(metric)
     body = []
     per_row = [row.cells for row in tab.rows] if metric == "time" else tab.metric(metric)
     for row, values in zip(tab.rows, per_row):
         if metric != "time" and not any(values.get(v) for v in tab.variants):
             continue  # a row the quantity does not apply to (no bytes moved, no FLOPs): not a row of dashes
-        cells = ([row.label] if fig.group_by else []) + [shown(values[v]) if values.get(v) else "—"
+        cells = ([row.label] if fig.group_by else []) + [quantities.metric(m, values[v]) if values.get(v) else "—"
                                                          for v in tab.variants]
         body.append(cells + ([_ratio(row.ratio)] if with_ratio else []))
     return render("table.html", head=head, body=body, title=bool(fig.group_by),
@@ -57,7 +57,7 @@ def ranked_table(rows: pd.DataFrame, by: str, top: int, metric: metrics.Metric, 
     lines = metrics.ranked(rows, by, metric)
     total = sum(line.summary.median for line in lines)
     share = (lambda v: fmt.percent(v / total)) if total else (lambda v: "n/a")
-    shown = [{"key": line.key, "detail": line.detail, "shown": metric.show(line.summary),
+    shown = [{"key": line.key, "detail": line.detail, "shown": quantities.metric(metric, line.summary),
               "share": share(line.summary.median)} for line in lines[:top]]
     note = (f"top {min(top, len(lines))} of {len(lines)} (one line per {by}), together "
             f"{share(sum(line.summary.median for line in lines[:top]))} of the sum; median [min..max] over "
@@ -78,7 +78,7 @@ def spread_text(tab: Table, rule: str | None = None) -> Markup:
                 for row in tab.rows if row.verdict]
     return render("spread.html", spreads=spreads, ratio=tab.fig.ratio, verdicts=verdicts, rule=rule,
                   rule_title=RULE_TITLE, where=f"{tab.fig.id} on {tab.machine}",
-                  outliers=outliers.lines(tab), far=f"{outliers.FAR:g}")
+                  outliers=quantities.outlier_lines(tab), far=f"{outliers.FAR:g}")
 
 
 def _warm_compiles(frame: pd.DataFrame) -> dict | None:

@@ -27,10 +27,10 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchsite.model import stats
-from benchsite.model.metrics import SI_PREFIXES, si_range
 from benchsite.model.table import sort_key
 from benchsite.views import axes, fmt
 from benchsite.views.html import render
+from benchsite.views.quantities import SI_PREFIXES, si_range
 
 PEAKS_CSV = Path(__file__).with_name("peaks.csv")
 PEAK_COLUMNS = ("device_kind", "dtype", "peak_flops", "peak_bytes_per_s", "source", "note")
