@@ -9,6 +9,7 @@ from benchfixtures import demo_figure, write_machine
 from benchkit import provenance
 from benchsite.build import buildcache
 from benchsite.build.buildcache import BuildCache
+from benchsite.core import urls
 from benchsite.model.catalog import CodeHash
 from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table
@@ -82,7 +83,7 @@ def test_a_panel_shown_on_several_pages_is_made_once_with_each_pages_links(setup
     real = render.machine_panel
     monkeypatch.setattr(render, "machine_panel", lambda *args: rendered.append(args) or real(*args))
     tab, cache = table_of(path, fig), BuildCache()
-    csv, rule = buildcache.site_link("results/cpu-a/demo.csv.gz"), buildcache.site_link(render.RULE_PATH)
+    csv, rule = urls.site_link("results/cpu-a/demo.csv.gz"), urls.site_link(render.RULE_PATH)
     panels = [cache.machine_panel(tab, csv, rule, "d" * 64) for _ in range(3)]
     assert len(rendered) == 1 and len(set(panels)) == 1
 
@@ -94,7 +95,7 @@ def test_a_panel_shown_on_several_pages_is_made_once_with_each_pages_links(setup
     assert 'href="../results/cpu-a/demo.csv.gz"' in chapter and 'href="../../../results/cpu-a/demo.csv.gz"' in machine
     assert "bench-link" not in chapter + machine and "<svg" in chapter
     with pytest.raises(ValueError, match="cannot be a site link"):
-        buildcache.site_link('a" onclick="x')
+        urls.site_link('a" onclick="x')
 
 
 def test_data_that_spells_a_site_link_is_shown_as_it_is(setup):
@@ -102,9 +103,9 @@ def test_data_that_spells_a_site_link_is_shown_as_it_is(setup):
     leaves alone: the same on every page."""
     fig, path, _ = setup
     tab = table_of(path, fig)
-    value = "--dump=" + str(buildcache.site_link("verdicts/"))  # exactly what the build writes
+    value = "--dump=" + str(urls.site_link("verdicts/"))  # exactly what the build writes
     tab.frame["xla_flags"] = value
-    html = str(render.machine_panel(tab, buildcache.site_link("results/cpu-a/demo.csv.gz"), "verdicts/"))
+    html = str(render.machine_panel(tab, urls.site_link("results/cpu-a/demo.csv.gz"), "verdicts/"))
     filled = BuildCache().fill(html, lambda target: "../" + target)
     assert str(escape(value)) in filled and 'href="../results/cpu-a/demo.csv.gz"' in filled
 

@@ -26,10 +26,10 @@ from pathlib import Path
 import jinja2
 import numpy as np
 import pandas as pd
-from markupsafe import Markup
 
 from benchsite.core import cachefile
 from benchsite.core.cachefile import cache_dir, store_bytes
+from benchsite.core.urls import SITE_LINK
 from benchsite.model.table import Table
 from benchsite.views import render
 
@@ -41,19 +41,6 @@ CHART_CODE = ("views/chart.py", "views/templates/chart.html", "views/axes.py", "
 DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # plus the figure's p_<group_by> columns
 # A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
-# A link inside a block that several pages show (a machine's panel is on its chapter, its figure
-# page and its machine page): the block is made once, and each page's fill makes the link its own.
-# A comment, like the placeholders: text or data on a page is escaped and can never spell one.
-SITE_LINK = re.compile(r"<!--bench-link:([^<>\"'\s]*)-->")
-
-
-def site_link(path: str) -> Markup:
-    """A link to ``path`` (a site path: ``results/<machine>/<file>.csv.gz``) in a shared block;
-    :meth:`BuildCache.fill` turns it into a link relative to the page it lands on."""
-    token = f"<!--bench-link:{path}-->"
-    if not SITE_LINK.fullmatch(token):
-        raise ValueError(f"{path!r} cannot be a site link")
-    return Markup(token)
 
 
 @functools.cache
@@ -119,7 +106,7 @@ class BuildCache:
     def fill(self, html: str, link: Callable[[str], str]) -> str:
         """Every placeholder in a finished page replaced by its chart or HTML block (a block
         may hold a chart's placeholder, so this repeats until none is left), then every
-        :func:`site_link` by ``link`` of its path: the URL relative to this page."""
+        :func:`urls.site_link` by ``link`` of its path: the URL relative to this page."""
         for _ in range(4):
             if "<!--bench-" not in html:
                 break
@@ -166,7 +153,7 @@ class BuildCache:
         """render.machine_panel, with its chart as a placeholder, from the cache when the
         results file (``source``: its sha256), the figure, the stale reason, the links, the ceiling
         section (``ceiling``: finished HTML or its placeholder) and the code are what they were.
-        With :func:`site_link` links, every page that shows the panel shares one."""
+        With :func:`urls.site_link` links, every page that shows the panel shares one."""
         svg = self.chart_placeholder(tab)
         digest = hashlib.sha256(_code_version("panel"))
         digest.update(source.encode())

@@ -15,6 +15,8 @@ import posixpath
 import re
 from urllib.parse import urlsplit
 
+from markupsafe import Markup
+
 BENCH_PAGES = "bench"  # the generated pages' folder under docs/ and in the site
 INDEX_SRC = f"{BENCH_PAGES}/index.md"
 CHANGES_DIR = f"{BENCH_PAGES}/changes"
@@ -23,6 +25,20 @@ CHANGES_DIR = f"{BENCH_PAGES}/changes"
 # nav; generated from the results, these pages stay out of the search index (the chapters carry
 # the prose and the same captions).
 WIDE = "---\nhide: [navigation]\nsearch: {exclude: true}\n---\n\n"
+
+# A link inside a block that several pages show (a machine's panel is on its chapter, its figure
+# page and its machine page): the block is made once, and each page's fill makes the link its own.
+# A comment, like the placeholders: text or data on a page is escaped and can never spell one.
+SITE_LINK = re.compile(r"<!--bench-link:([^<>\"'\s]*)-->")
+
+
+def site_link(path: str) -> Markup:
+    """A link to ``path`` (a site path: ``results/<machine>/<file>.csv.gz``) in a shared block;
+    the build's fill (``build/buildcache.py``) turns it into a link relative to the page it lands on."""
+    token = f"<!--bench-link:{path}-->"
+    if not SITE_LINK.fullmatch(token):
+        raise ValueError(f"{path!r} cannot be a site link")
+    return Markup(token)
 
 
 @functools.lru_cache(maxsize=4096)

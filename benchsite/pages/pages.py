@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 from mkdocs.utils import meta
 
 from benchkit import layout
-from benchsite.build.buildcache import site_link
 from benchsite.core import urls
-from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src
+from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
 from benchsite.model import comparisons
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
