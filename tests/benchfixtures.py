@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import results
+from benchsite.build.buildcache import BuildCache
 from benchsite.model.figures import Figure
 from benchsite.pages import pages
 from benchsite.pages.markers import Context, expand
@@ -29,7 +30,7 @@ def docs(tmp_path):
 def render_page(cat, src, docs, problems=None):
     """A generated page's Markdown with its markers expanded and its stashed blocks filled in."""
     ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
-                  (problems if problems is not None else []).append, src_uri=src, docs_dir=docs)
+                  (problems if problems is not None else []).append, src_uri=src, docs_dir=docs, cache=BuildCache())
     # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
     return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx), ctx.link)
 

@@ -8,6 +8,7 @@ import pytest
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit.schema import SCHEMA_VERSION
+from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.pages import pages
 from benchsite.pages.markers import Context, expand
@@ -124,7 +125,8 @@ def test_many_machines_keep_the_figure_page_light(tmp_path, docs):
 
 def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
     cat = build(tmp_path, [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)])
-    ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs)
+    ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs,
+                  cache=BuildCache())
     html = expand("<!-- bench:figure fig-demo -->", ctx)
     assert html.count('type="radio"') == pages.MAX_TABS
     assert ("[On /bench: every machine, its history and a cite block](bench/fig-demo/index.md) "
@@ -152,7 +154,7 @@ def test_a_figure_without_results_still_has_its_page(tmp_path, docs):
 
 def test_unknown_machine_on_a_page_marker_fails_with_page_and_line(tmp_path, docs):
     cat = build(tmp_path, ["cpu-a"])
-    ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append)
+    ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append, cache=BuildCache())
     with pytest.raises(ValueError, match=r"docs/bench/x.md:1: .*no results for fig-demo on cpu-z"):
         expand("<!-- bench:page fig-demo machine=cpu-z -->", ctx)
 
@@ -171,7 +173,8 @@ def test_a_headline_ratio_is_quoted_with_its_verdict_linked_to_the_rule(tmp_path
     # five runs whose ratios all agree: a result, with the rule's reason as the link's title
     assert 'slow / fast at n=16 · 5 runs · [a result](../verdicts.md "median per-run ratio 100, 5 of 5' in row, row
     cite = pages.cite_text(demo_figure(tmp_path), "cpu-a",
-                           Context(build(tmp_path, ["cpu-a"]), "docs/x.md", lambda t: "/" + t, [].append))
+                           Context(build(tmp_path, ["cpu-a"]), "docs/x.md", lambda t: "/" + t, [].append,
+                                   cache=BuildCache()))
     rule = r"\(paired rule: <site address>/verdicts/, applied when the page was built\)"
     assert re.search(rf"\nverdict   a result {rule}\n", cite), cite
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from benchkit import results
+from benchsite.build.buildcache import BuildCache
 from benchsite.model import calibration, stats
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
@@ -112,7 +113,7 @@ def test_noise_estimate_recovers_the_model():
 
 def ctx(catalog, problems=None):
     return Context(catalog, "docs/page.md", lambda target: "../" + target,
-                   (problems if problems is not None else []).append)
+                   (problems if problems is not None else []).append, cache=BuildCache())
 
 
 def test_marker_renders_counts_rates_and_the_pairs_called(tmp_path, monkeypatch):

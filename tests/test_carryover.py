@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsite.build.buildcache import BuildCache
 from benchsite.model import stats
 from benchsite.views import carryover
 
@@ -165,7 +166,8 @@ def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_pa
     cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
     problems = []
     page = "<!-- bench:carryover fig-demo -->\n\nOver every figure, <!-- bench:carryover-count -->."
-    html = expand(page, Context(cat, "docs/page.md", lambda target: "../" + target, problems.append))
+    ctx = Context(cat, "docs/page.md", lambda target: "../" + target, problems.append, cache=BuildCache())
+    html = expand(page, ctx)
     assert "| light n=8 (completed) |" in html and "heavy n=512 (of 2;" in html
     assert 'href="../verdicts/"' in html and "a result" in html
     assert "1 of 3 that could be compared" in html and not problems

@@ -13,6 +13,7 @@ import benchfixtures
 from benchfixtures import render_page, write_machine
 from benchkit import results
 from benchkit.schema import figure_id_for
+from benchsite.build.buildcache import BuildCache
 from benchsite.model import comparisons
 from benchsite.model.catalog import Catalog
 from benchsite.pages.markers import Context, expand
@@ -167,7 +168,7 @@ def test_a_chapter_that_embeds_a_comparison_shows_its_recorded_source(tmp_path, 
     cat = Catalog.build(root, {}, preferred="cpu-a")
     problems = []
     ctx = Context(cat, "docs/time-your-own-code.md", lambda target: "/" + target, problems.append,
-                  src_uri="time-your-own-code.md", docs_dir=docs)
+                  src_uri="time-your-own-code.md", docs_dir=docs, cache=BuildCache())
     page = ctx.cache.fill(expand(f"# Time your own code\n\n<!-- bench:figure {FIG} -->\n", ctx), ctx.link)
     assert problems == [] and "2.00× [2.00..2.00]" in page
     code = page.split('class="bench-code"')[1]
@@ -184,7 +185,8 @@ def test_a_comparisons_chapter_link_is_the_section_on_the_command(tmp_path, docs
     write_comparison(root)
     cat = Catalog.build(root, {}, preferred="cpu-a")
     fig = cat.figures[FIG]
-    ctx = Context(cat, "bench/x.md", lambda target: "/" + target, [].append, src_uri="bench/x.md", docs_dir=docs)
+    ctx = Context(cat, "bench/x.md", lambda target: "/" + target, [].append, src_uri="bench/x.md", docs_dir=docs,
+                  cache=BuildCache())
     (docs / comparisons.CHAPTER).write_text("# Time your own code\n\n## Compare { #compare }\n")
     assert chapter_link(fig, ctx) == "[Time your own code](../time-your-own-code.md#compare)"
     (docs / comparisons.CHAPTER).unlink()

@@ -7,6 +7,7 @@ import pytest
 
 from benchkit import results
 from benchkit.runner import DEFAULT_RUNS
+from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
 from benchsite.pages.markers import Context, MarkerError, expand
@@ -37,7 +38,7 @@ def catalog(tmp_path):
 
 def ctx(catalog, problems=None):
     return Context(catalog, "docs/page.md", lambda target: "../" + target,
-                   (problems if problems is not None else []).append)
+                   (problems if problems is not None else []).append, cache=BuildCache())
 
 
 def test_value_marker_renders_median_and_range_from_the_data(catalog):

@@ -5,6 +5,7 @@ import pytest
 
 from benchkit import provenance, results
 from benchkit.schema import format_params
+from benchsite.build.buildcache import BuildCache
 from benchsite.model import metrics
 from benchsite.model.catalog import Catalog, CodeHash
 from benchsite.model.figures import Figure, FigureError, read_figure
@@ -46,7 +47,7 @@ def demo(tmp_path):
 
 
 def ctx(catalog):
-    return Context(catalog, "docs/page.md", lambda target: "../" + target, [].append)
+    return Context(catalog, "docs/page.md", lambda target: "../" + target, [].append, cache=BuildCache())
 
 
 def frame(catalog):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from benchsite.build import notebook_page
+from benchsite.build.buildcache import BuildCache
 from benchsite.views import fmt, render, walltime
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,7 +181,8 @@ def test_the_wall_time_section_names_a_figure_it_left_out_for_invalid_results(tm
     path.write_text(path.read_text().replace("2026-02-03T04:05:06Z", "yesterday", 1))
     cat = Catalog.build(root, {good.id: good, bad.id: bad}, preferred="cpu-a")
     problems = []
-    html = expand("<!-- bench:walltime -->", Context(cat, "docs/page.md", lambda target: target, problems.append))
+    ctx = Context(cat, "docs/page.md", lambda target: target, problems.append, cache=BuildCache())
+    html = expand("<!-- bench:walltime -->", ctx)
     assert "fig-demo" in html and "summed over 1 figure" in html
     assert 'class="bench-error"' in html and "fig-other cannot be shown" in html
     assert "other.csv:2: timestamp_utc &#39;yesterday&#39; is not a UTC time" in html

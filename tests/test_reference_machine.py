@@ -5,6 +5,7 @@ reference (issue 37)."""
 from __future__ import annotations
 
 from benchfixtures import demo_figure, write_machine
+from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog
 from benchsite.pages.markers import Context, expand
 from benchsite.views import claims
@@ -30,7 +31,7 @@ def test_the_reference_is_the_declared_machine_and_the_prose_quotes_the_local_on
 
 def context(cat, said, fatal=True):
     return Context(cat, "docs/chapter.md", lambda t: "/" + t, said.append, src_uri="chapter.md",
-                   claims_fatal=fatal)
+                   claims_fatal=fatal, cache=BuildCache())
 
 
 def test_a_false_claim_is_a_problem_only_on_the_reference(tmp_path):

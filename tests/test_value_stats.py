@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from benchkit import results
+from benchsite.build.buildcache import BuildCache
 from benchsite.model import stats, table
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
@@ -35,7 +36,7 @@ def catalog(tmp_path):
 
 
 def value(catalog, args: str) -> str:
-    ctx = Context(catalog, "docs/page.md", lambda target: target, [].append)
+    ctx = Context(catalog, "docs/page.md", lambda target: target, [].append, cache=BuildCache())
     return expand(f"<!-- bench:value fig-stats-demo {args} -->", ctx)
 
 

@@ -11,17 +11,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pandas as pd
 from markupsafe import Markup
 
 from benchkit import layout
 from benchkit.runner import DEFAULT_RUNS
-from benchsite.build.buildcache import BuildCache
 from benchsite.core import urls
 from benchsite.model import calibration, metrics, noise, quotes, stats
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
+from benchsite.model.table import Table
 from benchsite.pages import history, pages, yours
 from benchsite.views import carryover, claims, fmt, quantities, render, walltime
 from benchsite.views.html import render as template
@@ -34,6 +35,24 @@ class MarkerError(ValueError):
     """A marker the build cannot expand; the message starts with ``page:line:``."""
 
 
+class Blocks(Protocol):
+    """What a page needs of the build's cache of finished HTML (the build hands in its
+    ``build.buildcache.BuildCache``): each call returns a one-line placeholder that Markdown and the
+    search indexer pass over, and the build fills in the finished page."""
+
+    def stash(self, html: str) -> str:
+        """A placeholder for ``html``."""
+
+    def html_block(self, *parts: str) -> str:
+        """A figure's div of ``parts``, stashed on a line of its own."""
+
+    def block(self, kind: str, key: str, make: Callable[[], str]) -> str:
+        """``make()``, kept by ``kind`` and ``key`` (all it depends on but the code)."""
+
+    def machine_panel(self, tab: Table, csv_url: str, rule_url: str, source: str, ceiling: str = "") -> str:
+        """``views.render.machine_panel`` of ``tab``, kept by its results file's digest ``source``."""
+
+
 @dataclass(frozen=True)
 class Context:
     catalog: Catalog
@@ -43,7 +62,7 @@ class Context:
     src_uri: str = ""  # the page's path below docs/, for Markdown links that mkdocs checks
     docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
     site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
-    cache: BuildCache = field(default_factory=BuildCache)  # this build's charts and panels
+    cache: Blocks = field(kw_only=True)  # this build's charts and panels
     markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
     repo_url: str = ""  # mkdocs repo_url: cite blocks link the code at the commit that ran
     # A false claim about the reference machine's results is a problem (a strict build fails); about
