@@ -12,6 +12,7 @@ from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.pages import pages
 from benchsite.pages.markers import Context, expand
+from conftest import REPO
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 
@@ -184,3 +185,45 @@ def test_chapter_link_names_the_chapter_by_its_title_not_a_front_matter_comment(
                                      "# The chapter\n\n<!-- bench:figure fig-demo -->\n")
     html = render_page(build(tmp_path, ["cpu-a"]), "bench/index.md", docs)
     assert "[The chapter](" in html and "a comment in the front matter" not in html
+
+
+FRONT_MATTERS = [
+    "# Plain\n\ntext\n",
+    "---\n# a comment\nsearch:\n  boost: 2\n---\n\n# The chapter\n",
+    "---\ntitle: t\n...\n# Ended by dots\n",
+    "---   \nhide: [toc]\n---\t\n# Spaces after the dashes\n",
+    "---\n- a list, not a mapping\n---\n# Kept whole\n",
+    "---\njust text\n---\n# A scalar block\n",
+    "---\n# only a comment\n---\n# An empty block\n",
+    "---\nkey: [unclosed\n---\n# Bad YAML\n",
+    "---\nno end\n# Never closed\n",
+    "title: MultiMarkdown\nauthor: x\n    more\n\n# After the meta\n",
+    "title: t\r\n\r\n# Windows lines\r\nmore\r\n",
+    "# Old Mac\rline\r",
+    "text first\r# Heading after a lone CR\r",
+    "#\n\nthe heading sign alone\n",
+    "#   \t\n",
+    "no heading at all\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", FRONT_MATTERS)
+def test_a_chapters_title_is_found_after_its_front_matter_as_mkdocs_splits_it(text):
+    """pages.chapter_title splits the front matter without importing MkDocs (only the build
+    layer does); it must find the title that the first heading of get_data's page would give."""
+    from mkdocs.utils import meta
+
+    found = re.search(r"^#\s+(.+)$", meta.get_data(text)[0], flags=re.M)
+    assert pages.chapter_title(text) == (found.group(1).strip() if found else None)
+
+
+def test_every_chapter_title_is_the_one_mkdocs_front_matter_split_gives():
+    from mkdocs.utils import meta
+
+    chapters = sorted((REPO / "docs").rglob("*.md"))
+    assert len(chapters) > 5
+    for path in chapters:
+        text = path.read_text(encoding="utf-8")
+        found = re.search(r"^#\s+(.+)$", meta.get_data(text)[0], flags=re.M)
+        assert pages.chapter_title(text) == (found.group(1).strip() if found else None), path

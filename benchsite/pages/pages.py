@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from mkdocs.utils import meta
+import yaml
 
 from benchkit import layout
 from benchsite.core import urls
@@ -102,10 +102,32 @@ def chapter_link(fig: Figure, ctx: Context) -> str | None:
         return None
     if not text:
         return None
-    body, _ = meta.get_data(text)  # the title, not a comment in the front matter (as mkdocs splits it)
-    title = re.search(r"^#\s+(.+)$", body, flags=re.M)
-    name = title.group(1).strip() if title else fig.chapter
+    title = chapter_title(text)
+    name = fig.chapter if title is None else title
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{anchor})"
+
+
+# A page's YAML front matter where mkdocs looks for it (mkdocs.utils.meta.YAML_RE), and its loader.
+FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def chapter_title(text: str) -> str | None:
+    """A chapter's first ``# heading`` after its front matter, split as mkdocs splits it
+    (``mkdocs.utils.meta.get_data``), so a comment in the front matter is never the title: a YAML
+    block that loads as a mapping is front matter, any other is the page's. Without one, mkdocs
+    reads MultiMarkdown ``key: value`` lines, never a heading, and makes every line end ``\\n``.
+    ``tests/test_bench_pages.py`` holds it to get_data on every chapter and on odd front matter."""
+    if found := FRONT_MATTER.match(text):
+        try:
+            data = yaml.load(found.group(1), YAML_LOADER)
+        except Exception:  # as get_data: a block that does not load is the page's text
+            data = None
+        body = text[found.end():] if isinstance(data, dict) else text
+    else:
+        body = text.replace("\r\n", "\n").replace("\r", "\n")
+    title = re.search(r"^#\s+(.+)$", body, flags=re.M)
+    return title.group(1).strip() if title else None
 
 
 def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
