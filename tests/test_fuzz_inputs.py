@@ -8,7 +8,9 @@ mutation that made it and comes back on every run; change ``SEED`` locally to lo
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import random
 import re
 import shutil
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchkit import archive
+from benchkit.layout import discover
 from benchsite.model import load, sessions
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import all_figures
@@ -216,17 +219,24 @@ def test_a_damaged_kept_session_is_refused_with_file_and_line_or_read_as_valid(t
     rng = random.Random(f"{SEED}-{machine}-kept")
     bad, refused = [], 0
     for i in range(MUTATIONS):
-        which = rng.randrange(2)
-        files = list(originals)
-        if rng.random() < 0.1:  # the compressed bytes themselves
-            files[which], what = mutate(rng, originals[which], csv_text=False)
-        else:
-            text, what = mutate(rng, gzip.decompress(originals[which]))
-            files[which] = gzip.compress(text, mtime=0)
-        what = [("runs file: " if which else "summary file: ") + what[0], *what[1:]]
+        files: list[bytes | None] = list(originals)
+        what = []
+        # One file damaged, now and then both, or one of them gone (a partial session).
+        for which in (0, 1) if rng.random() < 0.15 else (rng.randrange(2),):
+            name = "runs file" if which else "summary file"
+            if rng.random() < 0.04:
+                files[which], done = None, ["missing"]
+            elif rng.random() < 0.1:  # the compressed bytes themselves
+                files[which], done = mutate(rng, originals[which], csv_text=False)
+            else:
+                text, done = mutate(rng, gzip.decompress(originals[which]))
+                files[which] = gzip.compress(text, mtime=0)
+            what += [f"{name}: {done[0]}", *done[1:]]
         for path, data in zip((summary, runs), files):
-            path.write_bytes(data)
-        lines = max(_lines(data) for data in files)
+            path.unlink(missing_ok=True)
+            if data is not None:
+                path.write_bytes(data)
+        lines = max(_lines(data) for data in files if data is not None) if any(files) else 1
         try:
             # The validator itself refuses with SessionError (history would turn any ValueError
             # into file:1; this is stricter), then the build's reading of the whole history.
@@ -261,17 +271,55 @@ NUMBERS = {  # text -> what both validators read it as in an integer column, and
 
 @pytest.mark.parametrize("text", NUMBERS)
 @pytest.mark.parametrize("integer", [True, False])
-def test_a_number_is_read_by_one_rule_in_results_files_and_kept_sessions(text, integer):
-    col = "calls" if integer else "time_s"
+def test_a_number_is_read_by_one_rule(text, integer):
     expected = NUMBERS[text][0 if integer else 1]
     value, why = load.number(text, integer)
     assert (value, why is None) == (expected, expected is not None) and type(value) is type(expected)
+
+
+# Cells of columns a results file and a kept session's runs file share, each read by the one validator
+# in both: the same value accepted, or refused with the same words after file:line.
+ALIKE = [("cpu_count", t) for t in NUMBERS] + [("load_avg_1m", t) for t in NUMBERS] + [
+    ("mem_total_bytes", t) for t in ("", "-1", "0", "1.5")] + [
+    ("git_dirty", t) for t in ("true", "false", "True", "1", "")] + [
+    ("timestamp_utc", t) for t in ("2026-02-30T00:00:00Z", "2026-12-01 10:45:00", "")] + [
+    ("jax_version", t) for t in ("", "0.10.2")]
+
+
+def _set_first_row(text: str, col: str, value: str) -> str:
+    rows = list(csv.reader(io.StringIO(text)))
+    rows[1][rows[0].index(col)] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def _judged(read) -> str:
+    """What the validator said after ``file:line: `` (``""``: accepted)."""
     try:
-        kept = sessions._typed(col, text, ints=frozenset({col} if integer else ()),
-                               floats=frozenset(() if integer else {col}), nullable=frozenset())
-    except ValueError as err:
-        kept = str(err)
-    assert kept == (value if why is None else f"column {col!r} has {text!r}, {why}")
+        read()
+    except load.ResultsError as err:
+        found = re.match(r"(.*?):([0-9]+): (.*)", str(err), re.DOTALL)
+        assert found, str(err)
+        return f"line {found.group(2)}: {found.group(3)}"
+    return ""
+
+
+@pytest.mark.parametrize("col,text", ALIKE)
+def test_a_kept_session_and_a_results_file_are_judged_alike(tmp_path, col, text):
+    path = tmp_path / REFERENCE / f"{STEM}.csv"
+    path.parent.mkdir()
+    path.write_text(_set_first_row((REPO / "results" / REFERENCE / f"{STEM}.csv").read_text(), col, text))
+    (file,) = [f for f in discover(tmp_path) if f.path == path]
+    kept = archive.kept_files(REPO / "results")[(REFERENCE, STEM)]
+    sid = sorted(kept)[0]
+    summary, runs = sessions.read_texts(*kept[sid])
+    as_results = _judged(lambda: load.validate(file))
+    as_session = _judged(lambda: sessions.parse(summary, _set_first_row(runs, col, text), ("s", "r"),
+                                                REFERENCE, STEM, sid))
+    assert as_results == as_session
+    if col in ("cpu_count", "load_avg_1m"):  # and as the number rule reads it
+        assert (as_results == "") == (load.number(text, col == "cpu_count")[1] is None)
 
 
 def test_the_committed_kept_sessions_still_read_as_valid():

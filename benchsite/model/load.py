@@ -8,6 +8,10 @@ that break a rule, the first one in the file is reported, with the first rule it
 breaks in the order a reader would check them: field count, each column's
 presence, type and range, the schema version, params, the figure and machine the
 file's place names, and duplicates.
+
+A kept session (``sessions.py``: a summary file and a runs file per figure) is read by
+the same functions, with its own columns (:class:`Rules`) and row rules: the same
+records and lines, header check, cell rules, first failure and ``file:line:`` error.
 """
 
 from __future__ import annotations
@@ -73,41 +77,72 @@ _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z
 
 
 class ResultsError(ValueError):
-    """A results file that cannot be trusted; the message starts with ``file:line:``."""
+    """A results file (or a kept session) that cannot be trusted; the message starts with ``file:line:``."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the columns of one kind of file hold: the rules :func:`cell` reads a cell by. A column
+    in none of ``ints``, ``floats`` and ``bools`` is text; one not ``nullable`` must not be empty."""
+
+    ints: frozenset[str] = frozenset()
+    floats: frozenset[str] = frozenset()
+    bools: frozenset[str] = frozenset()
+    nullable: frozenset[str] = frozenset()
+    positive: frozenset[str] = frozenset()  # a time: > 0
+    non_negative: frozenset[str] = frozenset()  # a count, an index, bytes: >= 0
+
+
+RESULTS = Rules(INT_COLUMNS, FLOAT_COLUMNS, BOOL_COLUMNS, NULLABLE_COLUMNS, POSITIVE_COLUMNS, NON_NEGATIVE_COLUMNS)
+
+
+FORMATS = (V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS)  # a results file's headers, oldest first
 
 
 def header_version(header: list[str]) -> int:
     """The schema version a header belongs to: today's, or 1, 2 or 3 (upgraded on load). Columns
     are read by name, so an older header's columns in another order are still that version."""
+    found = header_format(header, FORMATS)
+    return SCHEMA_VERSION if found is None or found == len(FORMATS) - 1 else found + 1
+
+
+def header_format(header: list[str], formats: tuple[tuple[str, ...], ...]) -> int | None:
+    """Which of ``formats`` (oldest first) ``header`` names, by name in any order; None if none."""
     if len(set(header)) == len(header):
-        for version, columns in ((1, V1_COLUMNS), (2, V2_COLUMNS), (3, V3_COLUMNS)):
+        for i, columns in enumerate(formats):
             if len(header) == len(columns) and set(header) == set(columns):
-                return version
-    return SCHEMA_VERSION
+                return i
+    return None
+
+
+def check_header(header: list[str], where: str, formats: tuple[tuple[str, ...], ...], name: str) -> int:
+    """The format (index in ``formats``, oldest first) whose columns ``header`` names, or
+    :class:`ResultsError` at ``where``:1 saying which columns it repeats, lacks or does not know
+    (``name``, the newest format's: "schema version 5")."""
+    found = header_format(header, formats)
+    if found is not None:
+        return found
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ResultsError(f"{where}:1: column(s) {', '.join(repeated)} appear more than once in the header")
+    # Missing against the format the header is closest to: a version-2 file that lost time_s
+    # lacks time_s, not the columns version 3 added.
+    newest = formats[-1]
+    closest = min(formats, key=lambda cols: (len(set(cols) - set(header)), cols is not newest))
+    missing = [c for c in closest if c not in header]
+    unknown = [c for c in header if c not in newest]
+    if not missing and not unknown:
+        # All of an older format's columns and some, not all, of those a later one added: missing
+        # against the first format that has every column it holds.
+        later = next(cols for cols in formats if set(header) <= set(cols))
+        missing = [c for c in later if c not in header]
+    if missing:
+        raise ResultsError(f"{where}:1: missing column(s) {', '.join(missing)}")
+    raise ResultsError(f"{where}:1: unknown column(s) {', '.join(unknown)} ({name} has none of these)")
 
 
 def _check_header(header: list[str], path: Path) -> None:
-    if header_version(header) in UPGRADES:
-        return
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    if repeated:
-        raise ResultsError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once in the header")
-    # Missing against the version the header is closest to: a version-2 file that lost time_s
-    # lacks time_s, not the columns version 3 added.
-    closest = min((V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS),
-                  key=lambda cols: (len(set(cols) - set(header)), cols is not COLUMNS))
-    missing = [c for c in closest if c not in header]
-    unknown = [c for c in header if c not in COLUMNS]
-    if not missing and not unknown:
-        # All of an older version's columns and some, not all, of those a later one added: missing
-        # against the first version that has every column it holds.
-        later = next(cols for cols in (V1_COLUMNS, V2_COLUMNS, V3_COLUMNS, COLUMNS) if set(header) <= set(cols))
-        missing = [c for c in later if c not in header]
-    if missing:
-        raise ResultsError(f"{path}:1: missing column(s) {', '.join(missing)}")
-    if unknown:
-        raise ResultsError(f"{path}:1: unknown column(s) {', '.join(unknown)} "
-                           f"(schema version {SCHEMA_VERSION} has none of these)")
+    check_header(header, str(path), FORMATS, f"schema version {SCHEMA_VERSION}")
 
 
 @dataclass
@@ -123,14 +158,20 @@ def _split(path: Path) -> _Records:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ResultsError(f"{path}:1: cannot read: {err}") from None
+    return split(text, str(path))
+
+
+def split(text: str, where: str) -> _Records:
+    """A CSV text's header and records, each with the line it ends on; a file with no header is
+    refused at ``where``:1, a syntax error later is kept in ``broken`` (the records before it are read)."""
     lines = text.splitlines(keepends=True)
     reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
     except csv.Error as err:
-        raise ResultsError(f"{path}:1: malformed CSV: {err}") from None
+        raise ResultsError(f"{where}:1: malformed CSV: {err}") from None
     if header is None:
-        raise ResultsError(f"{path}:1: empty file")
+        raise ResultsError(f"{where}:1: empty file")
     try:
         rows = list(reader)
     except csv.Error:
@@ -183,88 +224,127 @@ def number(text: str, integer: bool) -> tuple[float | int | None, str | None]:
     return value, None
 
 
-def _column(col: str, texts: pd.Series) -> tuple[list[Check], pd.Series]:
-    """Presence, type and range of one column, in that order, and its typed values.
+def cell(col: str, text: str, rules: Rules = RESULTS) -> tuple[object, str | None]:
+    """One cell of column ``col`` read by ``rules``: its value (None where empty or not a value)
+    and the first rule it breaks, presence, type, then range, as the message that follows
+    ``file:line:`` (None when it breaks none)."""
+    if text == "":
+        return None, None if col in rules.nullable else f"column {col!r} is empty"
+    if col in rules.bools:
+        if text not in BOOLS:
+            return None, f"column {col!r} has {text!r}, not a valid true/false"
+        return BOOLS[text], None
+    if col not in rules.ints and col not in rules.floats:
+        return text, None
+    value, why = number(text, integer=col in rules.ints)
+    if why == NOT_FINITE:
+        return value, f"column {col!r} is {value}, not a finite number"
+    if why is not None:
+        return None, f"column {col!r} has {text!r}, {why}"
+    if col in rules.positive and value <= 0:
+        return value, f"column {col!r} is {value}; a time must be positive"
+    if col in rules.non_negative and value < 0:
+        return value, f"column {col!r} is {value}; must not be negative"
+    return value, None
+
+
+Columns = dict[str, np.ndarray]  # column -> one value a row (object arrays of text, or typed values)
+SHORT = 64  # up to this many rows, a dict finds a column's distinct values quicker than pandas does
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, list]:
+    """Each row's index into the column's distinct values, and those values in the order first
+    seen. Pandas' factorize for a long column; a kept session's few rows would spend most of their
+    time in its set-up."""
+    if len(values) > SHORT:
+        codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+        return codes, list(uniques)
+    seen: dict[object, int] = {}
+    return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=np.intp), list(seen)
+
+
+def _column(col: str, texts: np.ndarray, rules: Rules = RESULTS) -> tuple[Check, np.ndarray]:
+    """The rows whose cell breaks a rule (:func:`cell`), and the column's typed values.
 
     Each rule runs once per distinct text (a provenance column holds one or a few
     on every row) and the answer is spread back to the rows: every row is checked,
     at the cost of its distinct values."""
-    codes, uniques = pd.factorize(texts.to_numpy(dtype=object), sort=False)
+    codes, uniques = _distinct(texts)
+    read = [cell(col, u, rules) for u in uniques]
+    why_u = [why for _, why in read]
+    bad_u = np.array([why is not None for why in why_u], dtype=bool)
+    check = (bad_u[codes], lambda i: why_u[codes[i]])
     empty_u = np.array([u == "" for u in uniques], dtype=bool)
-    checks: list[Check] = []
-    if col not in NULLABLE_COLUMNS:
-        checks.append((empty_u[codes], lambda i: f"column {col!r} is empty"))
-    if col in BOOL_COLUMNS:
-        bad_u = np.array([u != "" and u not in BOOLS for u in uniques], dtype=bool)
-        checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, not a valid true/false"))
-        typed_u = np.array([BOOLS.get(u) for u in uniques], dtype=object)
-        typed = typed_u[codes] if bad_u.any() or empty_u.any() else typed_u[codes].astype(bool)
-        return checks, pd.Series(typed, index=texts.index)
-    if col not in INT_COLUMNS | FLOAT_COLUMNS:
+    if col in rules.bools:
+        typed_u = np.array([value for value, _ in read], dtype=object)
+        return check, typed_u[codes] if bad_u.any() or empty_u.any() else typed_u[codes].astype(bool)
+    if col not in rules.ints and col not in rules.floats:
         # Text: each distinct value once, every row holding that one object. A provenance column
         # repeats one string on thousands of rows; stored once, the frame pickles into the build
         # cache a fraction of the size and speed, and every set of its values is quicker.
-        typed_u = np.array([None if u == "" and col in NULLABLE_COLUMNS else u for u in uniques], dtype=object)
-        return checks, pd.Series(typed_u[codes], index=texts.index, dtype=object)
-    integer = col in INT_COLUMNS
-    parsed = [number(u, integer) for u in uniques]
-    why_u = [why for _, why in parsed]
-    bad_u = np.array([why is not None and why != NOT_FINITE for why in why_u], dtype=bool)
-    checks.append((bad_u[codes], lambda i: f"column {col!r} has {texts.iat[i]!r}, {why_u[codes[i]]}"))
-    if not integer:
-        infinite_u = np.array([why == NOT_FINITE for why in why_u], dtype=bool)
-        checks.append((infinite_u[codes],
-                       lambda i: f"column {col!r} is {float(texts.iat[i])}, not a finite number"))
-    numbers_u = np.array([np.nan if v is None else float(v) for v, _ in parsed], dtype=float)
-    shown = (lambda i: int(texts.iat[i])) if integer else (lambda i: float(texts.iat[i]))
-    with np.errstate(invalid="ignore"):
-        if col in POSITIVE_COLUMNS:
-            checks.append(((numbers_u <= 0)[codes], lambda i: f"column {col!r} is {shown(i)}; a time must be positive"))
-        if col in NON_NEGATIVE_COLUMNS:
-            checks.append(((numbers_u < 0)[codes], lambda i: f"column {col!r} is {shown(i)}; must not be negative"))
-    if integer and not empty_u.any() and not bad_u.any():
-        return checks, pd.Series(np.array([v for v, _ in parsed], dtype=np.int64)[codes], index=texts.index)
-    return checks, pd.Series(numbers_u[codes], index=texts.index)
+        typed_u = np.empty(len(uniques), dtype=object)
+        typed_u[:] = [None if u == "" and col in rules.nullable else u for u in uniques]
+        return check, typed_u[codes]
+    if col in rules.ints and not bad_u.any() and not empty_u.any():
+        return check, np.array([v for v, _ in read], dtype=np.int64)[codes]
+    return check, np.array([np.nan if v is None else float(v) for v, _ in read], dtype=float)[codes]
 
 
-def _row_checks(raw: pd.DataFrame, file: ResultFile, version: int, lines: list[int]) -> list[Check]:
+def _row_checks(raw: Columns, file: ResultFile, version: int, lines: list[int]) -> list[Check]:
     """What a row must agree with: the schema version, params, its file's figure and folder, the other rows."""
     readable = " and ".join(str(v) for v in READABLE_VERSIONS)
     versions = raw["schema_version"]
-    repeated = raw.duplicated(KEY, keep="first")
-    first_seen, duplicate = ~repeated, repeated.to_numpy()
-
-    def dup_message(i: int) -> str:
-        key = tuple(raw.iloc[i][KEY])
-        earlier = int(np.flatnonzero(first_seen & (raw[KEY] == raw.iloc[i][KEY]).all(axis=1))[0])
-        return (f"duplicate sample (run {int(key[0])}, variant {key[1]!r}, params {key[2]!r}, "
-                f"sample {int(key[3])}), first seen at {file.path}:{lines[earlier]}")
-
     expected_id = figure_id_for(file.stem)
     return [
-        (versions.ne(str(version)).to_numpy() & _by_distinct(versions, _an_integer),
-         lambda i: f"schema_version {versions.iat[i]} is not one this site reads (it reads {readable}; this "
+        ((versions != str(version)) & _by_distinct(versions, _an_integer),
+         lambda i: f"schema_version {versions[i]} is not one this site reads (it reads {readable}; this "
                    f"file's header is version {version}); see the format history in results/README.md"),
-        (~_by_distinct(raw["params"], _params_ok),
-         lambda i: f"params {raw['params'].iat[i]!r} is not of the form key=value;key=value"),
-        (raw["figure_id"].ne(expected_id).to_numpy(),
-         lambda i: f"figure_id {raw['figure_id'].iat[i]!r} does not match the file name (expected {expected_id!r})"),
-        (raw["machine"].ne(file.machine).to_numpy(),
-         lambda i: f"machine {raw['machine'].iat[i]!r} does not match its folder {file.machine!r}"),
-        (~_by_distinct(raw["session_id"], session_id_ok),
-         lambda i: f"session_id {raw['session_id'].iat[i]!r} is not a session id (up to 64 letters, digits, '.', "
-                   f"'_' and '-', as make bench writes them: 20261201T104500Z-3f2a)"),
-        (~_by_distinct(raw["timestamp_utc"], timestamp_ok),
-         lambda i: f"timestamp_utc {raw['timestamp_utc'].iat[i]!r} is not a UTC time of the form "
-                   f"2026-12-01T10:45:00Z"),
-        (duplicate, dup_message),
+        params_check(raw),
+        (raw["figure_id"] != expected_id,
+         lambda i: f"figure_id {raw['figure_id'][i]!r} does not match the file name (expected {expected_id!r})"),
+        (raw["machine"] != file.machine,
+         lambda i: f"machine {raw['machine'][i]!r} does not match its folder {file.machine!r}"),
+        session_id_check(raw),
+        timestamp_check(raw),
+        duplicate_check(raw, KEY, str(file.path), lines,
+                        lambda k: f"sample (run {int(k[0])}, variant {k[1]!r}, params {k[2]!r}, sample {int(k[3])})"),
     ]
 
 
-def _by_distinct(column: pd.Series, rule: Callable[[object], bool]) -> np.ndarray:
+# The row rules a results file and a kept session share (on the texts, or the typed values).
+
+def params_check(raw: Columns) -> Check:
+    return (~_by_distinct(raw["params"], _params_ok),
+            lambda i: f"params {raw['params'][i]!r} is not of the form key=value;key=value")
+
+
+def session_id_check(raw: Columns) -> Check:
+    return (~_by_distinct(raw["session_id"], session_id_ok),
+            lambda i: f"session_id {raw['session_id'][i]!r} is not a session id (up to 64 letters, digits, "
+                      f"'.', '_' and '-', as make bench writes them: 20261201T104500Z-3f2a)")
+
+
+def timestamp_check(raw: Columns) -> Check:
+    return (~_by_distinct(raw["timestamp_utc"], timestamp_ok),
+            lambda i: f"timestamp_utc {raw['timestamp_utc'][i]!r} is not a UTC time of the form "
+                      f"2026-12-01T10:45:00Z")
+
+
+def duplicate_check(columns: Columns, key: list[str], where: str, lines: list[int],
+                    what: Callable[[tuple], str]) -> Check:
+    """Rows whose ``key`` columns repeat an earlier row's: "duplicate <what(key)>, first seen at
+    ``where``:line"."""
+    first: dict[tuple, int] = {}
+    keys = list(zip(*(columns[c].tolist() for c in key)))
+    earlier = [first.setdefault(k, i) for i, k in enumerate(keys)]
+    return (np.array(earlier) != np.arange(len(keys)),
+            lambda i: f"duplicate {what(keys[i])}, first seen at {where}:{lines[earlier[i]]}")
+
+
+def _by_distinct(column: np.ndarray, rule: Callable[[object], bool]) -> np.ndarray:
     """``rule`` of every row's value, asked once per distinct value (a column of a results
     file holds a few distinct values on thousands of rows)."""
-    codes, uniques = pd.factorize(column.to_numpy(dtype=object), use_na_sentinel=False)
+    codes, uniques = _distinct(column)
     return np.array([rule(u) for u in uniques], dtype=bool)[codes]
 
 
@@ -308,20 +388,54 @@ def _first_failure(checks: list[Check]) -> tuple[int, str] | None:
     return None if best is None else (best[0], checks[best[1]][1](best[0]))
 
 
-def _raw_frame(rec: _Records, version: int) -> tuple[pd.DataFrame, np.ndarray]:
-    """The records as a frame of strings in schema order, and which had the wrong field count."""
+def _raw_columns(rec: _Records, columns: tuple[str, ...], upgrade: dict[str, str]) -> tuple[Columns, np.ndarray]:
+    """The records' texts by column, in ``columns``' order (those the header lacks hold what
+    ``upgrade`` says), and which records had the wrong field count."""
     width = len(rec.header)
     short = np.array([len(r) != width for r in rec.rows], dtype=bool)
     rows = rec.rows if not short.any() else [r if len(r) == width else (r + [""] * width)[:width]
                                                for r in rec.rows]
-    raw = pd.DataFrame(dict(zip(rec.header, (np.array(c, dtype=object) for c in zip(*rows)))), dtype=object) \
-        if rows else pd.DataFrame(columns=rec.header, dtype=object)
-    if version in UPGRADES:
-        raw = raw.assign(**UPGRADES[version])
-    return raw[list(COLUMNS)], short
+    by_name = dict(zip(rec.header, (np.array(c, dtype=object) for c in zip(*rows))))
+    return {c: by_name[c] if c in by_name else np.full(len(rows), upgrade[c], dtype=object) for c in columns}, short
+
+
+def frame_of(columns: Columns) -> pd.DataFrame:
+    """Typed columns as a frame: numbers and flags as their arrays, anything else as objects (an
+    array of text as it is: pandas would read it as strings)."""
+    index = pd.RangeIndex(len(next(iter(columns.values()))))
+    return pd.DataFrame({col: pd.Series(a, index=index, dtype=object) if a.dtype == object else a
+                         for col, a in columns.items()}, index=index)
 
 
 Records = Callable[[list[str], list[list[str]]], None]  # (header, rows) of a file that validated
+RowChecks = Callable[[Columns, Columns], list[Check]]  # (texts, typed values) -> a file's row rules
+
+
+def check_rows(rec: _Records, where: str, columns: tuple[str, ...], rules: Rules, row_checks: RowChecks,
+               upgrade: dict[str, str] | None = None) -> Columns:
+    """The typed columns of records whose header :func:`check_header` accepted, or
+    :class:`ResultsError` naming ``where`` and the line of the earliest row that breaks a rule, and
+    the first rule it breaks: field count, each column's cells in ``columns``' order (:func:`cell`),
+    then ``row_checks``; then a CSV syntax error after the last record. ``upgrade``: what a row of an
+    older header holds in the columns it lacks."""
+    if not rec.rows and rec.broken is None:
+        raise ResultsError(f"{where}:2: no data rows")
+    if rec.broken and not rec.rows:
+        raise ResultsError(f"{where}:{rec.broken}")
+    raw, short = _raw_columns(rec, columns, upgrade or {})
+    checks: list[Check] = [(short, lambda i: f"{len(rec.rows[i])} fields where the header has "
+                                             f"{len(rec.header)} (truncated or damaged row)")]
+    typed = {}
+    for col in columns:
+        check, typed[col] = _column(col, raw[col], rules)
+        checks.append(check)
+    checks += row_checks(raw, typed)
+    failure = _first_failure(checks)
+    if failure:
+        raise ResultsError(f"{where}:{rec.lines[failure[0]]}: {failure[1]}")
+    if rec.broken:
+        raise ResultsError(f"{where}:{rec.broken}")
+    return typed
 
 
 def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
@@ -336,26 +450,12 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
                            "(lower-case letters, digits, '.', '_' and '-')")
     rec = _split(file.path)
     _check_header(rec.header, file.path)
-    if not rec.rows and rec.broken is None:
-        raise ResultsError(f"{file.path}:2: no data rows")
     version = header_version(rec.header)
-    if rec.rows:
-        raw, short = _raw_frame(rec, version)
-        checks: list[Check] = [(short, lambda i: f"{len(rec.rows[i])} fields where the header has "
-                                                 f"{len(rec.header)} (truncated or damaged row)")]
-        typed = {}
-        for col in COLUMNS:
-            col_checks, typed[col] = _column(col, raw[col])
-            checks += col_checks
-        checks += _row_checks(raw, file, version, rec.lines)
-        failure = _first_failure(checks)
-        if failure:
-            raise ResultsError(f"{file.path}:{rec.lines[failure[0]]}: {failure[1]}")
-    if rec.broken:
-        raise ResultsError(f"{file.path}:{rec.broken}")
+    typed = check_rows(rec, str(file.path), COLUMNS, RESULTS,
+                       lambda raw, typed: _row_checks(raw, file, version, rec.lines), UPGRADES.get(version))
     if records is not None and rec.lines[-1] == len(rec.rows) + 1:  # one line per record
         records(rec.header, rec.rows)
-    return pd.DataFrame(typed, index=raw.index)  # every column typed, in schema order (raw's)
+    return frame_of(typed)  # every column typed, in schema order
 
 
 def code_digest() -> str:

@@ -18,12 +18,12 @@ file and every other session are not affected.
 
 from __future__ import annotations
 
-import csv
+import dataclasses
 import gzip
 import hashlib
-import io
 import json
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,19 +32,16 @@ import pandas as pd
 
 from benchkit import archive
 from benchkit.schema import (
-    BOOL_COLUMNS,
-    FLOAT_COLUMNS,
-    INT_COLUMNS,
     NULLABLE_COLUMNS,
     PROVENANCE_COLUMNS,
+    READABLE_VERSIONS,
     V3_MISSING,
     figure_id_for,
-    parse_params,
 )
 from benchsite.core.cachefile import cache_dir, cached, store_bytes
-from benchsite.model import stats
+from benchsite.model import load, stats
 from benchsite.model.catalog import Catalog
-from benchsite.model.load import NOT_FINITE, number, param_columns, session_id_ok, timestamp_ok
+from benchsite.model.load import param_columns
 from benchsite.model.table import Table, distinct_texts, run_days
 
 RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
@@ -52,189 +49,123 @@ RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
 RUN_COLUMNS_V1 = tuple(c for c in RUN_COLUMNS if c not in V3_MISSING)
 SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
 SUMMARY_TIME = frozenset({"median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s"})  # > 0
-SUMMARY_NUMBER = frozenset({"calls", "compiles", *archive.OPTIONAL_NUMBERS})  # >= 0
-SUMMARY_NULLABLE = frozenset({"shape", "params", *archive.OPTIONAL_NUMBERS})
-BOOLS = {"true": True, "false": False}
+SUMMARY_NUMBER = frozenset({"calls", "compiles", *archive.OPTIONAL_NUMBERS})  # >= 0 (medians: not whole)
+# The cells of a kept session by the results file's rules (load.cell): a column the results file
+# has reads as it does there (a run's provenance, a cell's run, variant and params), and the
+# summaries' statistics are times (> 0) and medians of counts (>= 0).
+SUMMARY_RULES = load.Rules(
+    ints=SUMMARY_INT, floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=NULLABLE_COLUMNS & set(archive.SUMMARY_COLUMNS),
+    positive=SUMMARY_TIME, non_negative=SUMMARY_NUMBER | (load.NON_NEGATIVE_COLUMNS & set(archive.SUMMARY_COLUMNS)))
+RUNS_RULES = dataclasses.replace(load.RESULTS, ints=load.RESULTS.ints | {"summary_version"})
 
 
-class SessionError(ValueError):
+class SessionError(load.ResultsError):
     """A kept session that cannot be trusted; the message starts with ``file:line:``."""
 
 
-# --- the validator -------------------------------------------------------------------------
+# --- the validator: load's, with a kept session's columns and row rules ---------------------------
 
-def _typed(col: str, text: str, ints: frozenset, floats: frozenset, nullable: frozenset,
-           bools: frozenset = frozenset()) -> object:
-    """One cell's value, or ValueError saying why it is not one."""
-    if text == "":
-        if col not in nullable:
-            raise ValueError(f"column {col!r} is empty")
-        return None
-    if col in bools:
-        if text not in BOOLS:
-            raise ValueError(f"column {col!r} has {text!r}, not a valid true/false")
-        return BOOLS[text]
-    if col in ints or col in floats:  # the results file's rule (load.number): one reading of a number
-        value, why = number(text, integer=col in ints)
-        if why == NOT_FINITE:
-            raise ValueError(f"column {col!r} is {value}, not a finite number")
-        if why is not None:
-            raise ValueError(f"column {col!r} has {text!r}, {why}")
-        return value
-    return text
+RowChecks = Callable[[load.Columns, load.Columns, list[int]], list[load.Check]]  # (texts, typed, lines)
 
 
-def _records(text: str, where: str, header: tuple[str, ...],
-             older: tuple[str, ...] | None = None) -> list[tuple[int, list[str]]]:
-    """(line, fields in ``header``'s order) of every data record, after the header was checked.
-    Columns are read by name, as ``load`` reads a results file's (a results file with its columns
-    in another order is compacted with them in that order); a file with the ``older`` header
-    (summary format 1) has its records widened to ``header``, the columns it lacks empty."""
-    reader = csv.reader(io.StringIO(text), strict=True)
-    try:
-        head = next(reader, None)
-        if head is None:
-            raise SessionError(f"{where}:1: empty file")
-        if not any(len(set(head)) == len(head) == len(cols) and set(head) == set(cols)
-                   for cols in (header, older) if cols is not None):
-            raise SessionError(f"{where}:1: header is not summary format {archive.SUMMARY_VERSION}'s "
-                               f"({', '.join(header[:4])}, ...); see results/README.md, 'Sessions kept'")
-        out = []
-        for rec in reader:
-            if len(rec) != len(head):
-                raise SessionError(f"{where}:{reader.line_num}: {len(rec)} fields where the header has "
-                                   f"{len(head)} (truncated or damaged row)")
-            out.append((reader.line_num, rec if tuple(head) == header else
-                        [dict(zip(head, rec)).get(c, "") for c in header]))
-    except csv.Error as err:
-        raise SessionError(f"{where}:{reader.line_num}: malformed CSV: {err}") from None
-    if not out:
-        raise SessionError(f"{where}:2: no data rows")
-    return out
+def _read(text: str, where: str, formats: tuple[tuple[str, ...], ...], rules: load.Rules,
+          row_checks: RowChecks) -> tuple[load.Columns, list[int]]:
+    """One file of a kept session, typed by ``load``'s rules: its records and lines
+    (``load.split``), header (read by name, as a results file's; an older format's records
+    widened to the newest, the columns it lacks empty), cells and ``row_checks``; with the line
+    each row ends on."""
+    rec = load.split(text, where)
+    found = load.check_header(rec.header, where, formats, f"summary format {archive.SUMMARY_VERSION}")
+    newest = formats[-1]
+    return load.check_rows(rec, where, newest, rules, lambda raw, typed: row_checks(raw, typed, rec.lines),
+                           {c: "" for c in newest if c not in formats[found]}), rec.lines
 
 
-def _rows(text: str, where: str, header: tuple[str, ...], older: tuple[str, ...] | None = None,
-          **kinds) -> list[tuple[int, dict]]:
-    rows = []
-    for line, rec in _records(text, where, header, older):
-        try:
-            row = {c: _typed(c, t, **kinds) for c, t in zip(header, rec)}
-        except ValueError as err:
-            raise SessionError(f"{where}:{line}: {err}") from None
-        if row["summary_version"] not in archive.READABLE_SUMMARY_VERSIONS:
-            readable = " or ".join(str(v) for v in archive.READABLE_SUMMARY_VERSIONS)
-            raise SessionError(f"{where}:{line}: summary_version {row['summary_version']} is not one this site "
-                               f"reads ({readable}); see results/README.md, 'Sessions kept'")
-        rows.append((line, row))
-    return rows
+def _summary_version(typed: load.Columns) -> load.Check:
+    readable = " or ".join(str(v) for v in archive.READABLE_SUMMARY_VERSIONS)
+    versions = typed["summary_version"]
+    return (~np.isin(versions, archive.READABLE_SUMMARY_VERSIONS),
+            lambda i: f"summary_version {versions[i]} is not one this site reads ({readable}); see "
+                      f"results/README.md, 'Sessions kept'")
 
 
-def _check_summary(line: int, row: dict, where: str) -> str | None:
-    if row["samples"] < 1:
-        return f"samples is {row['samples']}; a summary needs at least one"
-    bad = [c for c in SUMMARY_TIME if row[c] <= 0]
-    if bad:
-        return f"column {bad[0]!r} is {row[bad[0]]}; a time must be positive"
-    if not row["min_s"] <= row["q1_s"] <= row["median_s"] <= row["q3_s"] <= row["max_s"]:
-        return "min_s <= q1_s <= median_s <= q3_s <= max_s does not hold"
-    negative = [c for c in SUMMARY_NUMBER if row[c] is not None and row[c] < 0]
-    if negative:
-        return f"column {negative[0]!r} is {row[negative[0]]}; must not be negative"
-    try:
-        parse_params(row["params"] or "")
-    except ValueError as err:
-        return str(err)
-    return None
+def _summary_checks(where: str) -> RowChecks:
+    def checks(raw: load.Columns, typed: load.Columns, lines: list[int]) -> list[load.Check]:
+        low, q1, median, q3, high = (typed[c] for c in ("min_s", "q1_s", "median_s", "q3_s", "max_s"))
+        with np.errstate(invalid="ignore"):
+            ordered = (low <= q1) & (q1 <= median) & (median <= q3) & (q3 <= high)
+            few = typed["samples"] < 1
+        return [
+            _summary_version(typed),
+            (few, lambda i: f"samples is {typed['samples'][i]}; a summary needs at least one"),
+            (~ordered, lambda i: "min_s <= q1_s <= median_s <= q3_s <= max_s does not hold"),
+            load.params_check(raw),
+            load.duplicate_check(typed, list(archive.CELL_COLUMNS), where, lines,
+                                 lambda k: f"summary (run {k[0]}, variant {k[1]!r}, params {k[5]!r})"),
+        ]
+    return checks
+
+
+def _runs_checks(where: str, machine: str, stem: str, session: str) -> RowChecks:
+    expected = {"figure_id": figure_id_for(stem), "machine": machine, "session_id": session}
+    readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+
+    def checks(raw: load.Columns, typed: load.Columns, lines: list[int]) -> list[load.Check]:
+        def place(col: str) -> load.Check:
+            return (raw[col] != expected[col],
+                    lambda i: f"{col} {raw[col][i]!r} does not match its place (expected {expected[col]!r})")
+        versions = typed["schema_version"]
+        return [
+            _summary_version(typed),
+            (~np.isin(versions, READABLE_VERSIONS),
+             lambda i: f"schema_version {versions[i]} is not one this site reads (it reads {readable}); "
+                       f"see the format history in results/README.md"),
+            *(place(col) for col in expected),
+            load.session_id_check(raw),  # the folder's name, which every row repeats: a page's URL
+            load.timestamp_check(raw),
+            load.duplicate_check(typed, ["run"], where, lines, lambda k: f"run {k[0]}"),
+        ]
+    return checks
 
 
 def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: str, stem: str,
           session: str) -> pd.DataFrame:
     """One session's summaries joined with their runs' provenance: one row per run and cell,
-    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (``load.param_columns``)."""
+    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (``load.param_columns``);
+    :class:`SessionError` (``file:line:``) at the first thing that breaks a rule."""
     summary_at, runs_at = where
-    summaries = _rows(summary_text, summary_at, archive.SUMMARY_COLUMNS, ints=SUMMARY_INT,
-                      floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=SUMMARY_NULLABLE)
-    runs = _rows(runs_text, runs_at, RUN_COLUMNS, RUN_COLUMNS_V1, ints=INT_COLUMNS | {"summary_version", "run"},
-                 floats=FLOAT_COLUMNS, nullable=NULLABLE_COLUMNS, bools=BOOL_COLUMNS)
-    expected = {"figure_id": figure_id_for(stem), "machine": machine, "session_id": session}
-    provenance: dict[int, dict] = {}
-    for line, row in runs:
-        wrong = next((c for c, v in expected.items() if row[c] != v), None)
-        if wrong:
-            raise SessionError(f"{runs_at}:{line}: {wrong} {row[wrong]!r} does not match its place "
-                               f"(expected {expected[wrong]!r})")
-        if not session_id_ok(session):  # the folder's name, which every row repeats: a page's URL
-            raise SessionError(f"{runs_at}:{line}: session_id {session!r} is not a session id (up to 64 letters, "
-                               f"digits, '.', '_' and '-', as make bench writes them)")
-        if not timestamp_ok(row["timestamp_utc"]):
-            raise SessionError(f"{runs_at}:{line}: timestamp_utc {row['timestamp_utc']!r} is not a UTC time of "
-                               f"the form 2026-12-01T10:45:00Z")
-        if row["run"] in provenance:
-            raise SessionError(f"{runs_at}:{line}: run {row['run']} appears twice")
-        provenance[row["run"]] = row
-    seen: set[tuple] = set()
-    out = []
-    for line, row in summaries:
-        problem = _check_summary(line, row, summary_at)
-        key = tuple(row[c] for c in archive.CELL_COLUMNS)
-        if problem is None and key in seen:
-            problem = f"duplicate summary (run {row['run']}, variant {row['variant']!r}, params {row['params']!r})"
-        if problem is None and row["run"] not in provenance:
-            problem = f"run {row['run']} has no provenance in {Path(runs_at).name} (a partial session)"
-        if problem:
-            raise SessionError(f"{summary_at}:{line}: {problem}")
-        seen.add(key)
-        out.append({**provenance[row["run"]], **row})
-    missing = sorted(set(provenance) - {r["run"] for r in out})
-    if missing:
-        raise SessionError(f"{runs_at}:2: run(s) {', '.join(map(str, missing))} have no summaries "
-                           f"in {Path(summary_at).name} (a partial session)")
-    return _frame(out)
+    try:
+        summaries, summary_lines = _read(summary_text, summary_at, (archive.SUMMARY_COLUMNS,), SUMMARY_RULES,
+                                         _summary_checks(summary_at))
+        runs, runs_lines = _read(runs_text, runs_at, (RUN_COLUMNS_V1, RUN_COLUMNS), RUNS_RULES,
+                                 _runs_checks(runs_at, machine, stem, session))
+    except load.ResultsError as err:
+        raise SessionError(str(err)) from None
+    # Between the two files: every run has its provenance and its summaries (a partial session not).
+    alone = np.flatnonzero(~np.isin(summaries["run"], runs["run"]))
+    if alone.size:
+        raise SessionError(f"{summary_at}:{summary_lines[alone[0]]}: run {summaries['run'][alone[0]]} has "
+                           f"no provenance in {Path(runs_at).name} (a partial session)")
+    bare = np.flatnonzero(~np.isin(runs["run"], summaries["run"]))
+    if bare.size:
+        raise SessionError(f"{runs_at}:{runs_lines[bare[0]]}: run(s) {', '.join(str(r) for r in runs['run'][bare])} "
+                           f"have no summaries in {Path(summary_at).name} (a partial session)")
+    return _frame(summaries, runs)
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    """The typed rows as a frame with the dtypes ``pd.DataFrame(rows)`` would infer, made column
-    by column (a session has a few dozen rows and some fifty columns: inferring them row by row
-    took most of a session's parse). Text as load() keeps it: object values, each distinct one
-    stored once, None where empty; the statistics numeric, an all-empty one NaN as load() reads it."""
-    index = pd.RangeIndex(len(rows))
-    data = {col: _array([r[col] for r in rows]) for col in rows[0] if col != "summary_version"}
-    for col in (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS, "load_avg_1m"):
-        if data[col].dtype == object:
-            data[col] = pd.to_numeric(pd.Series(data[col], index=index)).to_numpy()
+def _frame(summaries: load.Columns, runs: load.Columns) -> pd.DataFrame:
+    """Each summary with its run's provenance (the runs file's columns, then the summary's), typed
+    as ``load`` types the same columns of a results file; ``time_s`` the run's median."""
+    at = pd.Index(runs["run"]).get_indexer(summaries["run"])
+    data = {col: summaries[col] if col in summaries else runs[col][at]
+            for col in (*RUN_COLUMNS, *archive.SUMMARY_COLUMNS) if col != "summary_version"}
     data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
-    data["sample"] = np.zeros(len(rows), dtype=np.int64)
-    data["detail"] = np.full(len(rows), None, dtype=object)
-    data.update(param_columns(pd.Series(data["params"], index=index, dtype=object)))
-    # An array of objects as it is: pandas would read an array of text as strings.
-    return pd.DataFrame({col: pd.Series(a, index=index, dtype=object) if a.dtype == object else a
-                         for col, a in data.items()}, index=index)
-
-
-_NONE = type(None)
-
-
-def _array(values: list) -> np.ndarray:
-    """One column's typed cells as the array pandas infers from them: bool; int64, or uint64 for
-    integers past int64 that are none of them negative; float64 (NaN where empty) for numbers with
-    empties or fractions; objects for text (each distinct value once), for anything mixed, and for
-    integers pandas does not read as numbers (past uint64, or past int64 beside a negative one)."""
-    kinds = set(map(type, values))
-    if kinds == {bool}:
-        return np.array(values, dtype=bool)
-    ints = [v for v in values if type(v) is int] if int in kinds else []
-    # The integers pandas reads as numbers: all within int64, or all within uint64.
-    numbers = not ints or (min(ints) >= -2**63 and max(ints) < 2**63) or (min(ints) >= 0 and max(ints) < 2**64)
-    if kinds == {int} and numbers:
-        return np.array(values, dtype=np.int64 if max(ints) < 2**63 else np.uint64)
-    elif kinds - {_NONE} and kinds <= {int, float, _NONE} and numbers:
-        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    elif str in kinds and kinds <= {str, _NONE}:
-        seen: dict[str, str] = {}
-        values = [None if v is None else seen.setdefault(v, v) for v in values]
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+    data["sample"] = np.zeros(len(at), dtype=np.int64)
+    data["detail"] = np.full(len(at), None, dtype=object)
+    frame = load.frame_of(data)
+    for col, values in param_columns(frame["params"]).items():
+        frame[col] = values
+    return frame
 
 
 def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
