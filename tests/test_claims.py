@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from benchfixtures import demo_figure, write_machine
+from benchsite.model import quotes
 from benchsite.model.figures import CLAIM, FigureError, all_figures, read_figure
 from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table
-from benchsite.views import claims
+from benchsite.views import claims, fmt
 from conftest import REFERENCE, REPO, build_site
 
 
@@ -66,6 +67,45 @@ def test_a_claim_limited_to_accelerators_is_an_expectation_on_a_cpu(table):
 def test_a_claim_the_build_cannot_read_says_why(table, expr, says):
     with pytest.raises(claims.ClaimError, match=re.escape(says)):
         claims.evaluate(table, expr)
+
+
+@pytest.fixture
+def unpaired(tmp_path) -> Table:
+    """Nine runs of two variants whose ratio moves from run to run, and "slow" lacks run 0: which
+    runs are paired decides the numbers."""
+    path = write_machine(tmp_path / "r", "cpu-a", runs=9, sizes=(8, 16))
+    frame = load(ResultFile("cpu-a", "demo", path))
+    slow = frame["variant"] == "slow"
+    frame.loc[slow, "time_s"] *= 1 + 0.1 * ((frame.loc[slow, "run"] * 7) % 5)
+    return Table.of(frame[~(slow & (frame["run"] == 0))].copy(), demo_figure(tmp_path))
+
+
+@pytest.mark.parametrize("pair", [("slow", "fast"), ("fast", "slow")])  # the figure's ratio, and another
+def test_a_claim_reads_a_ratio_and_its_verdicts_as_a_sentence_quotes_them(unpaired, pair):
+    """One query path: a claim's ratio, paired verdict and equivalence of two variants are the ones
+    ``bench:value`` quotes for the same row (quotes.pair), over the runs both variants have."""
+    a, b = pair
+    got = claims.evaluate(unpaired, f'ratio("{a}", "{b}", n=16) > 0 and not result("{a}", "{b}", n=16) '
+                                    f'and not same("{a}", "{b}", margin=0.01, n=16)')
+    opts = {"a": a, "b": b, "n": "16"}
+    ratio = quotes.ratio(unpaired.frame, dict(opts), unpaired.fig)
+    verdict = quotes.verdict(unpaired.frame, dict(opts), unpaired.fig)
+    same = quotes.equivalence(unpaired.frame, {**opts, "margin": "0.01"}, unpaired.fig)
+    assert ratio.runs == 8 and ratio.low < ratio.high  # eight paired runs, unequal ratios
+    assert got.values == (
+        f"{a} / {b} at n=16: {fmt.ratio_range(ratio.median, ratio.low, ratio.high)}",
+        f"verdict {a} vs {b} at n=16: {verdict.text} ({fmt.sig(verdict.ratio)}×; {verdict.reason})",
+        f"equivalence {a} vs {b} at n=16: {same.text} ({same.reason})")
+    if pair == unpaired.fig.ratio:  # and the table's ratio column
+        assert unpaired.rows[1].ratio == ratio
+
+
+def test_a_claims_pair_is_the_one_query_path(unpaired, monkeypatch):
+    asked = []
+    real = quotes.pair
+    monkeypatch.setattr(quotes, "pair", lambda *args: asked.append(dict(args[1])) or real(*args))
+    claims.evaluate(unpaired, 'ratio(n=8) > 0 and result(n=8) or same(n=8, margin=0.05)')
+    assert asked == [{"a": "slow", "b": "fast"}] * 3
 
 
 @pytest.fixture

@@ -10,11 +10,16 @@ paired by the runs both have (``stats.paired_runs``, through ``stats.ratio_per_r
 Every function returns numbers (a ``Summary``, a ``Verdict``, a fraction) or the texts a run
 recorded; ``markers.value_marker`` only formats them. A selection that matches no rows, or a
 statistic the rows cannot give, raises ``ValueError`` with the reason, which the page shows.
+
+Two variants compared, "the figure's ratio" and its verdicts, are selected and computed in one
+place, :func:`pair` (a :class:`Pair`), for a sentence's value and for a claim alike
+(``claims.py`` hands it a table row's samples).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -37,14 +42,48 @@ def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
     return frame
 
 
-def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Variant ``a``'s rows and ``b``'s (the figure's ratio unless named), within the selection."""
+class Pair(NamedTuple):
+    """Two variants' rows within one selection, variant ``a``'s and ``b``'s, paired run by run
+    over the runs both have (``stats.paired_runs``): the figure's ratio a / b and its verdicts."""
+
+    a: pd.DataFrame
+    b: pd.DataFrame
+
+    def run_medians(self) -> tuple[pd.Series, pd.Series]:
+        return stats.run_medians(self.a), stats.run_medians(self.b)
+
+    def ratio(self) -> stats.Summary:
+        """Per-run ratio a / b over the runs both have."""
+        return stats.summarize(stats.ratio_per_run(self.a, self.b))
+
+    def verdict(self) -> stats.Verdict:
+        """The paired rule (docs/verdicts.md) on the two variants' run medians, run by run."""
+        return stats.paired_verdict(*self.run_medians())
+
+    def equivalence(self, margin: float) -> stats.Equivalence:
+        """The equivalence rule (docs/verdicts.md) at ``margin`` (a fraction), run by run."""
+        return stats.paired_equivalence(*self.run_medians(), margin)
+
+    def diff(self, per_window: bool = False) -> stats.Summary:
+        """Per-run difference a - b per call (``per_window``: per timed window of a's calls)."""
+        return stats.summarize(stats.diff_per_run(self.a, self.b, per_window=per_window))
+
+
+def variants(opts: dict[str, str], fig: Figure) -> tuple[str, str]:
+    """The two variants ``a=`` and ``b=`` name (taken out of ``opts``), else the figure's ratio."""
     a = opts.pop("a", fig.ratio[0] if fig.ratio else None)
     b = opts.pop("b", fig.ratio[1] if fig.ratio else None)
     if not (a and b):
         raise ValueError("needs a= and b= variants (the figure declares no ratio)")
+    return a, b
+
+
+def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> Pair:
+    """Variant ``a``'s rows and ``b``'s (the figure's ratio unless named), within the selection
+    the other options make (:func:`select`): the one place two variants are picked to compare."""
+    a, b = variants(opts, fig)
     rows = select(frame, opts) if opts else frame
-    return select(rows, {"variant": a}), select(rows, {"variant": b})
+    return Pair(select(rows, {"variant": a}), select(rows, {"variant": b}))
 
 
 def median(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
@@ -71,18 +110,15 @@ def compiles(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:
 
 
 def ratio(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Summary:
-    """Per-run ratio a / b over the runs both have."""
-    return stats.summarize(stats.ratio_per_run(*pair(frame, opts, fig)))
+    return pair(frame, opts, fig).ratio()
 
 
 def diff(frame: pd.DataFrame, opts: dict[str, str], fig: Figure, per_window: bool = False) -> stats.Summary:
-    """Per-run difference a - b per call (``per_window``: per timed window of a's calls)."""
-    return stats.summarize(stats.diff_per_run(*pair(frame, opts, fig), per_window=per_window))
+    return pair(frame, opts, fig).diff(per_window)
 
 
 def verdict(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Verdict:
-    """The paired rule (docs/verdicts.md) on two variants' run medians, run by run."""
-    return stats.paired_verdict(*(stats.run_medians(x) for x in pair(frame, opts, fig)))
+    return pair(frame, opts, fig).verdict()
 
 
 def equivalence(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats.Equivalence:
@@ -94,7 +130,7 @@ def equivalence(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> stats
         margin = float(opts.pop("margin"))
     except ValueError:
         raise ValueError("margin= must be a number (a fraction: 0.05 for ±5 %)") from None
-    return stats.paired_equivalence(*(stats.run_medians(x) for x in pair(frame, opts, fig)), margin)
+    return pair(frame, opts, fig).equivalence(margin)
 
 
 def range_frac(frame: pd.DataFrame, opts: dict[str, str]) -> float:

@@ -7,13 +7,15 @@ A sentence whose truth depends on the data is wrapped in a claim (on one source 
 
 The condition is a small expression read with :mod:`ast` (nothing is executed) and
 evaluated on the figure's table model (:class:`table.Table`) on the machine the prose
-quotes (``Catalog.prose_machine``): it reads the same cells, ratios and verdicts the
-tables show and recomputes no statistic. The functions (``sel``: group_by params,
-where ``first`` / ``last`` pick the first / last row among those the other params keep):
+quotes (``Catalog.prose_machine``): it reads the same cells the tables show, and two
+variants' ratio and verdicts by the one query a sentence's value uses (``quotes.pair`` on the
+row's samples: the runs both variants have, as the ratio column pairs them). The functions
+(``sel``: group_by params, where ``first`` / ``last`` pick the first / last row among those
+the other params keep):
 
 * ``median(variant, **sel)``: the cell's median (seconds);
-* ``ratio(**sel)``: the figure's ratio column; ``ratio(a, b, **sel)``: the per-run ratio of
-  two variants of one row (median over runs, as ``bench:value stat=ratio``);
+* ``ratio(**sel)``: the figure's ratio (the table's ratio column); ``ratio(a, b, **sel)``: the
+  per-run ratio of two variants of one row (median over runs, as ``bench:value stat=ratio``);
 * ``growth(variant, **sel)``: the last selected row's median over the first's;
 * ``result(a=None, b=None, **sel)``: the paired verdict (``stats.paired_verdict``, the
   verdict page's rule) says "a result"; ``faster(a, b, **sel)`` / ``slower(a, b, **sel)``:
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field, replace
 
 from markupsafe import Markup
 
-from benchsite.model import metrics, stats
+from benchsite.model import metrics, quotes, stats
 from benchsite.model.catalog import Unavailable
 from benchsite.model.claim_syntax import ARITH, COMPARE, ClaimError, parse, split
 from benchsite.model.figures import CLAIM, Figure
@@ -111,12 +113,15 @@ class _Env:
             raise ClaimError(f"no {variant} cell at {row.label or 'the only row'} on {self.tab.machine}")
         return row.cells[variant]
 
-    def pair(self, row: Row, a: str | None, b: str | None) -> tuple[str, str]:
-        a, b = a or (self.tab.fig.ratio or (None, None))[0], b or (self.tab.fig.ratio or (None, None))[1]
-        if not (a and b):
-            raise ClaimError(f"{self.tab.fig.id} declares no ratio: name the two variants")
+    def pair(self, row: Row, a: str | None, b: str | None) -> tuple[str, str, quotes.Pair]:
+        """The two variants (the figure's ratio unless named) and their pair in ``row``, from
+        ``quotes.pair``: the ratio and the verdicts a sentence's value quotes, by the same code."""
+        try:
+            a, b = quotes.variants({k: v for k, v in (("a", a), ("b", b)) if v}, self.tab.fig)
+        except ValueError:
+            raise ClaimError(f"{self.tab.fig.id} declares no ratio: name the two variants") from None
         self.cell(row, a), self.cell(row, b)
-        return a, b
+        return a, b, quotes.pair(row.samples, {"a": a, "b": b}, self.tab.fig)
 
     # The functions a claim may call; each returns a plain value and notes what it read.
 
@@ -128,12 +133,8 @@ class _Env:
 
     def ratio(self, a: str | None = None, b: str | None = None, **sel) -> float:
         row = self.row(sel)
-        a, b = self.pair(row, a, b)
-        if self.tab.fig.ratio == (a, b) and row.ratio:
-            s = row.ratio  # the table's own ratio column
-        else:
-            r = row.run_medians[a] / row.run_medians[b]
-            s = stats.summarize(r.dropna())
+        a, b, found = self.pair(row, a, b)
+        s = found.ratio()
         return self._note(f"{a} / {b} at {row.label or 'the only row'}", s.median,
                           fmt.ratio_range(s.median, s.low, s.high))
 
@@ -148,9 +149,8 @@ class _Env:
 
     def verdict(self, a: str | None, b: str | None, sel: dict) -> tuple[stats.Verdict, float]:
         row = self.row(sel)
-        a, b = self.pair(row, a, b)
-        decided = (row.verdict if self.tab.fig.ratio == (a, b) and row.verdict
-                   else stats.paired_verdict(row.run_medians[a], row.run_medians[b]))
+        a, b, found = self.pair(row, a, b)
+        decided = found.verdict()
         self._note(f"verdict {a} vs {b} at {row.label or 'the only row'}", 0.0,
                    f"{decided.text} ({fmt.sig(decided.ratio)}×; {decided.reason})")
         return decided, decided.ratio
@@ -168,8 +168,8 @@ class _Env:
 
     def same(self, a: str | None = None, b: str | None = None, *, margin: float, **sel) -> bool:
         row = self.row(sel)
-        a, b = self.pair(row, a, b)
-        decided = stats.paired_equivalence(row.run_medians[a], row.run_medians[b], margin)
+        a, b, found = self.pair(row, a, b)
+        decided = found.equivalence(margin)
         self._note(f"equivalence {a} vs {b} at {row.label or 'the only row'}", 0.0,
                    f"{decided.text} ({decided.reason})")
         return decided.is_same
@@ -264,8 +264,8 @@ class _OneRun(_Env):
 
     def verdict(self, a: str | None, b: str | None, sel: dict):
         row = self.row(sel)
-        a, b = self.pair(row, a, b)
-        ratio = float((row.run_medians[a] / row.run_medians[b]).dropna().median())
+        _, _, found = self.pair(row, a, b)
+        ratio = found.ratio().median
         beyond = abs(math.log(ratio)) > math.log1p(stats.MIN_EFFECT) if ratio > 0 else False
         return _Direction(beyond), ratio
 
