@@ -3,7 +3,8 @@ two more machines that tests/test_bad_inputs.py and tests/test_escaping.py read 
 
 A strict build fails with each file's own file:line message and no traceback; a
 lenient build (what `mkdocs serve` does) renders every page, with an error box
-where that machine's data was needed, prose values included.
+where that machine's data was needed, prose values included, and where a prose value
+selects rows a valid file does not have (page:line).
 """
 
 import html
@@ -50,6 +51,21 @@ COMPARISONS = {
 }
 
 
+# A valid file that lacks rows the prose quotes (another machine may not measure a size): (stem, the
+# params of the rows dropped, the chapter, the marker that selects them). Neither a claim nor the
+# headline reads them.
+NO_ROWS = ("jax_vs_numpy", "n=1048576;op=axpy", "how-good-is-this-number.md",
+           "bench:value fig-jax-vs-numpy stat=ratio a=jit b=numpy op=axpy n=1048576")
+
+
+def no_rows_message() -> str:
+    """What the build must say of NO_ROWS: the page's file and line, the marker, the selection."""
+    _, _, page, marker = NO_ROWS
+    line = next(i for i, text in enumerate((REPO / "docs" / page).read_text().splitlines(), 1) if marker in text)
+    return (f"docs/{page}:{line}: {marker}: no rows match {{'op': 'axpy', 'n': '1048576'}} "
+            f"in fig-jax-vs-numpy on {REFERENCE}")
+
+
 def damaged_folder(root):
     """The reference machine alone, with one figure damaged in each way (and the comparisons above),
     plus the other tests' machines that share its builds (tests/conftest.py, damaged_results): one
@@ -62,6 +78,9 @@ def damaged_folder(root):
     for stem, (damage, _) in DAMAGE.items():
         path = root / REFERENCE / f"{stem}.csv"
         path.write_text(damage(path.read_text()))
+    stem, params = NO_ROWS[:2]
+    path = root / REFERENCE / f"{stem}.csv"
+    path.write_text("".join(line for line in path.read_text().splitlines(keepends=True) if f",{params}," not in line))
     for stem, (text, _) in COMPARISONS.items():
         path = write_comparison(root, REFERENCE, text=text or "", stem=stem)
         if text is None:
@@ -128,6 +147,17 @@ def test_prose_values_of_a_bad_file_become_inline_error_boxes(lenient_site):
     inline = re.findall(r'<span class="bench-error" role="alert">([^<]*)</span>', chapter)
     assert inline and all("cannot be shown" in text for text in inline)
     assert any("dispatch_vs_completion.csv:" in text for text in inline)
+
+
+def test_a_value_that_matches_no_rows_warns_with_page_and_line(damaged_strict_twice, lenient_site):
+    """Once a lenient build stopped there (the marker's error aborted it); now it is a warning, which
+    fails a strict build, cold or warm, and an error box where the number would have been."""
+    message = no_rows_message()
+    for proc in damaged_strict_twice[0]:
+        assert message in proc.stderr, proc.stderr[-3000:]
+    chapter = page_text(lenient_site, NO_ROWS[2])
+    boxes = re.findall(r'<(?:span|div) class="bench-error" role="alert">(.*?)</(?:span|div)>', chapter, re.DOTALL)
+    assert [text for text in boxes if message in re.sub("<[^>]+>", "", text)], boxes
 
 
 def test_the_good_figures_still_render(lenient_site):

@@ -1,6 +1,7 @@
 """Markers expand from data, escape what they show, and fail loudly with page:line."""
 
 import dataclasses
+import html
 import re
 
 import pytest
@@ -162,8 +163,23 @@ def test_unknown_figure_and_stat_fail(catalog):
         expand("<!-- bench:value fig-nope -->", ctx(catalog))
     with pytest.raises(MarkerError, match="unknown stat 'mode'"):
         expand("<!-- bench:value fig-demo stat=mode -->", ctx(catalog))
-    with pytest.raises(MarkerError, match="no rows match"):
-        expand("<!-- bench:value fig-demo variant=medium -->", ctx(catalog))
+
+
+def test_a_value_that_matches_no_rows_is_a_warning_and_an_error_box_not_an_abort(catalog):
+    """Another machine may lack a variant or a size the prose quotes: a lenient build goes on with the
+    problem shown where the number would have been, and a strict one fails on the warning (page:line)."""
+    problems = []
+    out = expand("a\nit took <!-- bench:value fig-demo variant=medium --> here\n"
+                 "<!-- bench:value fig-demo stat=ratio a=slow b=fast n=4096 -->", ctx(catalog, problems))
+    assert problems == [
+        "docs/page.md:2: bench:value fig-demo variant=medium: no rows match {'variant': 'medium'} "
+        "in fig-demo on cpu-test-2c",
+        "docs/page.md:3: bench:value fig-demo stat=ratio a=slow b=fast n=4096: no rows match {'n': '4096'} "
+        "in fig-demo on cpu-test-2c"]
+    boxes = re.findall(r'<(span|div) class="bench-error"[^>]*>(.*?)</\1>', out, re.DOTALL)
+    assert [kind for kind, _ in boxes] == ["span", "div"]  # inside a sentence, and a line of its own
+    assert all(html.unescape(p) in html.unescape(text) for p, (_, text) in zip(problems, boxes))
+    assert out.startswith("a\nit took <span") and out.split("\n")[1].endswith("</span> here")
 
 
 def test_markers_inside_code_fences_are_left_alone(catalog):
@@ -234,8 +250,10 @@ def test_detail_marker_lists_each_text_once_escaped_with_its_count(loop_catalog)
 def test_detail_marker_says_so_when_nothing_was_logged(loop_catalog):
     out = expand("<!-- bench:detail fig-loops variant=fast -->", ctx(loop_catalog))
     assert "Nothing logged in any of the 6 samples, 3 runs" in out and "<pre" not in out
-    with pytest.raises(MarkerError, match="no rows match"):
-        expand("<!-- bench:detail fig-loops variant=medium -->", ctx(loop_catalog))
+    problems = []
+    out = expand("<!-- bench:detail fig-loops variant=medium -->", ctx(loop_catalog, problems))
+    assert problems == ["docs/page.md:1: bench:detail fig-loops variant=medium: no rows match "
+                        "{'variant': 'medium'} in fig-loops on cpu-test-2c"] and 'class="bench-error"' in out
 
 
 def test_figure_meta_line_counts_samples_when_params_are_empty(loop_catalog):

@@ -8,8 +8,9 @@ from) and takes each statistic by the table model's own rules: one value per run
 paired by the runs both have (``stats.paired_runs``, through ``stats.ratio_per_run`` and
 ``diff_per_run``), median [min..max] over runs (``stats.summarize``), the paired verdict.
 Every function returns numbers (a ``Summary``, a ``Verdict``, a fraction) or the texts a run
-recorded; ``markers.value_marker`` only formats them. A selection that matches no rows, or a
-statistic the rows cannot give, raises ``ValueError`` with the reason, which the page shows.
+recorded; ``markers.value_marker`` only formats them. A statistic the rows cannot give raises
+``ValueError`` with the reason; a selection that matches no rows, :class:`NoRows` (the page shows
+it in an error box, and the build warns).
 
 Two variants compared, "the figure's ratio" and its verdicts, are selected and computed in one
 place, :func:`pair` (a :class:`Pair`), for a sentence's value and for a claim alike
@@ -30,16 +31,24 @@ from benchsite.model.table import sort_key
 FILTER_COLUMNS = ("variant", "dtype", "boundary")  # filtered as they are; any other key is a param
 
 
+class NoRows(ValueError):
+    """A selection that matches no rows of a figure on a machine (one may lack a variant or a size
+    another measured): the data's answer, not a marker the build cannot read."""
+
+
 def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
-    """The rows whose columns (``variant``, ``dtype``, ``boundary``) or params hold each value."""
+    """The rows whose columns (``variant``, ``dtype``, ``boundary``) or params hold each value;
+    :class:`NoRows` when none does."""
+    rows = frame
     for key, want in filters.items():
         col = key if key in FILTER_COLUMNS else f"p_{key}"
-        if col not in frame:
+        if col not in rows:
             raise ValueError(f"no column or parameter {key!r} in the results")
-        frame = frame[frame[col].astype(str) == want]
-    if frame.empty:
-        raise ValueError(f"no rows match {filters}")
-    return frame
+        rows = rows[rows[col].astype(str) == want]
+    if rows.empty:
+        where = f" in {frame['figure_id'].iloc[0]} on {frame['machine'].iloc[0]}" if len(frame) else ""
+        raise NoRows(f"no rows match {filters}{where}")
+    return rows
 
 
 class Pair(NamedTuple):
