@@ -325,7 +325,7 @@ def test_the_machine_page_shows_each_session_and_the_step_between(tmp_path, docs
 
 
 def pages_of(cat):
-    from benchsite.pages.pages import pages
+    from benchsite.pages import pages
     return pages.generated_pages(cat)
 
 
@@ -444,7 +444,7 @@ def test_run_py_needs_no_pandas():
 def test_an_upgrade_is_compared_across_the_jax_versions_not_the_last_two_sessions():
     import pytest
 
-    from benchsite.pages.pages.history import _pair
+    from benchsite.pages.history import _pair
 
     class Fake:
         def __init__(self, sid, jax):
@@ -463,7 +463,7 @@ def test_an_upgrade_is_compared_across_the_jax_versions_not_the_last_two_session
 
 
 def test_two_sessions_can_be_named():
-    from benchsite.pages.pages.history import _pair
+    from benchsite.pages.history import _pair
 
     class Fake:
         def __init__(self, sid):
