@@ -165,6 +165,13 @@ def test_unknown_figure_and_stat_fail(catalog):
         expand("<!-- bench:value fig-demo stat=mode -->", ctx(catalog))
 
 
+def test_a_claim_the_build_cannot_check_stops_it_with_page_and_line_not_a_traceback(catalog):
+    """A claim naming a row the data lacks (n=4096: the demo has n=8) raised ClaimError, which the
+    plugin does not turn into a build error: every build, lenient too, ended in a traceback."""
+    with pytest.raises(MarkerError, match=r"^docs/page.md:2: bench:claim fig-demo ratio\(n=4096\) > 1: "):
+        expand("a\n<!-- bench:claim fig-demo ratio(n=4096) > 1 -->x<!-- /bench:claim -->", ctx(catalog))
+
+
 def test_a_value_that_matches_no_rows_is_a_warning_and_an_error_box_not_an_abort(catalog):
     """Another machine may lack a variant or a size the prose quotes: a lenient build goes on with the
     problem shown where the number would have been, and a strict one fails on the warning (page:line)."""

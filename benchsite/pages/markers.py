@@ -21,6 +21,7 @@ from benchkit.runner import DEFAULT_RUNS
 from benchsite.core import urls
 from benchsite.model import calibration, metrics, noise, quotes, stats
 from benchsite.model.catalog import Catalog, Unavailable
+from benchsite.model.claim_syntax import ClaimError
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.pages import history, pages, yours
@@ -87,12 +88,22 @@ def expand(markdown: str, ctx: Context) -> str:
         if FENCE.match(line):
             in_fence = not in_fence
         if not in_fence and "bench:claim" in line:  # checked sentences first: their words may hold markers
-            line = claims.expand_line(line, ctx, number)
+            line = _claims(line, ctx, number)
         if not in_fence and "bench:" in line:
             alone = MARKER.fullmatch(line.strip()) is not None  # a block of its own, not inside a sentence
             line = MARKER.sub(lambda m, n=number, a=alone: _dispatch(m, ctx, n, a), line)
         out.append(line)
     return "\n".join(out)
+
+
+def _claims(line: str, ctx: Context, number: int) -> str:
+    """The claims on one line, checked; a claim the build cannot check (it names a row, variant
+    or column the data lacks, or cannot be read) stops the build with its ``page:line:`` message,
+    as a marker does, never with a traceback."""
+    try:
+        return claims.expand_line(line, ctx, number)
+    except ClaimError as err:
+        raise MarkerError(str(err)) from None
 
 
 def _dispatch(match: re.Match, ctx: Context, line: int, alone: bool = True) -> str:
