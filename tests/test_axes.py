@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.build import buildcache
 from benchsite.views import axes, fmt
 
 PACKAGE = Path(axes.__file__).resolve().parents[1]  # benchsite/
@@ -135,15 +134,3 @@ def test_every_chart_engine_takes_its_widths_and_ticks_from_the_kit():
         assert "2.5, 5" not in source and "math.floor(math.log10" not in source, name
 
 
-def test_the_chart_cache_key_reads_the_kit():
-    """A chart is cached by the code that draws it (buildcache.CHART_CODE, a list): the kit and its
-    template must be on it, or an edit to them would leave a warm build serving old charts."""
-    for needed in ("views/axes.py", "views/templates/axes.html", "views/chart.py", "views/templates/chart.html"):
-        assert needed in buildcache.CHART_CODE
-    chart_src = (PACKAGE / "views" / "chart.py").read_text(encoding="utf-8")
-    for layer, module in re.findall(r"^from benchsite\.(\w+) import (.+)$", chart_src, re.M):
-        for name in module.split(", "):
-            assert f"{layer}/{name}.py" in buildcache.CHART_CODE, name
-    imported = re.findall(r'{% (?:from|import|include|extends) "([^"]+)"',
-                          (PACKAGE / "views" / "templates" / "chart.html").read_text(encoding="utf-8"))
-    assert imported and all(f"views/templates/{t}" in buildcache.CHART_CODE for t in imported)

@@ -7,9 +7,8 @@ from markupsafe import escape
 
 from benchfixtures import demo_figure, write_machine
 from benchkit import provenance
-from benchsite.build import buildcache
 from benchsite.build.buildcache import BuildCache
-from benchsite.core import urls
+from benchsite.core import cachefile, urls
 from benchsite.model.catalog import CodeHash
 from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table
@@ -52,8 +51,14 @@ def test_changed_samples_draw_a_new_chart(setup):
     assert calls == ["cpu-a", "cpu-a"]
 
 
-def test_the_chart_key_covers_the_code_that_draws_axis_labels():
-    assert "views/fmt.py" in buildcache.CHART_CODE and "views/chart.py" in buildcache.CHART_CODE
+def test_a_chart_is_drawn_again_under_other_code(setup, monkeypatch):
+    """Charts are keyed on the one code version (``cachefile.code_version``: every file of the
+    package), not on a list of the files that draw them: tests/test_code_version.py."""
+    fig, path, calls = setup
+    first = BuildCache().chart_placeholder(table_of(path, fig))
+    monkeypatch.setattr(cachefile, "code_version", lambda: "another version")
+    assert BuildCache().chart_placeholder(table_of(path, fig)) != first
+    assert calls == ["cpu-a", "cpu-a"]
 
 
 def test_a_panel_is_rendered_again_when_its_inputs_change(setup, monkeypatch):

@@ -5,9 +5,9 @@ A chart costs a few milliseconds (``chart.py``) and a machine panel a tenth of a
 second of pandas; a site with a hundred machines would redo thousands of them on
 every build although only a new folder changed. Each key is a hash of exactly
 what the output is made from (the samples, the figure's metadata, the script's
-current hash, the link it carries, the code that draws it and the library
-versions), so a changed CSV or changed rendering code makes it afresh and
-nothing stale is ever served.
+current hash, the link it carries) and of the one code version (every file of the
+package and the installed libraries: ``cachefile.code_version``), so a changed CSV
+or any changed code makes it afresh and nothing stale is ever served.
 
 A page carries a placeholder comment for each chart while it goes through
 Markdown and the search indexer, and :func:`fill` puts the SVG into the finished
@@ -16,15 +16,12 @@ HTML: a chart is thousands of path segments that both would parse for nothing.
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-import jinja2
-import numpy as np
 import pandas as pd
 
 from benchsite.core import cachefile
@@ -33,33 +30,20 @@ from benchsite.core.urls import SITE_LINK
 from benchsite.model.table import Table
 from benchsite.views import render
 
-PACKAGE = Path(__file__).resolve().parents[1]  # benchsite/
-# What draws a chart: the drawing code and its template, the axis formatting, the grouping into
-# panels, the template environment.
-CHART_CODE = ("views/chart.py", "views/templates/chart.html", "views/axes.py", "views/templates/axes.html",
-              "views/fmt.py", "views/html.py", "model/table.py", "views/render.py")
-DRAWN_FROM = ["machine", "variant", "run", "sample", "boundary", "time_s"]  # plus the figure's p_<group_by> columns
 # A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 
 
-@functools.cache
-def _code_version(kind: str) -> bytes:
-    # A chart depends on the code that draws it; a panel on every module and template it goes through.
-    if kind != "chart":
-        return bytes.fromhex(cachefile.code_version())
-    files = [PACKAGE / name for name in CHART_CODE]
-    versions = (jinja2.__version__, np.__version__, pd.__version__)
-    blob = b"".join(f.read_bytes() for f in files) + repr(versions).encode()
-    return hashlib.sha256(blob).digest()
-
-
 def chart_key(tab: Table) -> str:
-    fig = tab.fig
-    cols = DRAWN_FROM + [f"p_{k}" for k in fig.group_by]
-    digest = hashlib.sha256(_code_version("chart"))
-    digest.update(repr((fig.title, fig.group_by, fig.variants)).encode())
-    digest.update(pd.util.hash_pandas_object(tab.frame[cols], index=False).values.tobytes())
+    """What a chart is drawn from, hashed: the arguments the drawing function gets
+    (``render.chart_input``: each panel's label and samples, the variants, the title), not a list
+    of the columns it reads, and the code (``cachefile.code_version``)."""
+    panels, variants, title = render.chart_input(tab)
+    digest = hashlib.sha256(cachefile.code_version().encode())
+    digest.update(repr((variants, title)).encode())
+    for label, samples in panels:
+        digest.update(repr((label, list(samples.columns), [str(t) for t in samples.dtypes], len(samples))).encode())
+        digest.update(pd.util.hash_pandas_object(samples, index=True).values.tobytes())
     return digest.hexdigest()
 
 
@@ -84,7 +68,8 @@ class BuildCache:
 
     def compressed(self, path: Path) -> bytes:
         """A results file gzip-compressed for download (the same bytes for the same file)."""
-        key = cachefile.file_digest(path, cache_dir() / "frames")  # shared with the loader's
+        digest = cachefile.file_digest(path, cache_dir() / "frames")  # shared with the loader's
+        key = hashlib.sha256(f"{digest}\0{cachefile.code_version()}".encode()).hexdigest()  # compresslevel is code
         stored = cache_dir() / "gzip" / f"{key}.gz"
         try:
             return stored.read_bytes()
@@ -145,7 +130,7 @@ class BuildCache:
     def block(self, kind: str, key: str, make: Callable[[], str]) -> str:
         """A block of finished HTML made from ``key`` (everything it depends on besides the
         code) and the code of every module and template, from the cache when it has it."""
-        digest = hashlib.sha256(_code_version("panel"))
+        digest = hashlib.sha256(cachefile.code_version().encode())
         digest.update(f"{kind}\n{key}".encode())
         return self._cached(kind, digest.hexdigest(), make)
 
@@ -155,7 +140,7 @@ class BuildCache:
         section (``ceiling``: finished HTML or its placeholder) and the code are what they were.
         With :func:`urls.site_link` links, every page that shows the panel shares one."""
         svg = self.chart_placeholder(tab)
-        digest = hashlib.sha256(_code_version("panel"))
+        digest = hashlib.sha256(cachefile.code_version().encode())
         digest.update(source.encode())
         digest.update(repr((tab.fig, tab.stale, csv_url, rule_url, svg, ceiling)).encode())
         return self._cached("panel", digest.hexdigest(),

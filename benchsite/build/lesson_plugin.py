@@ -68,7 +68,6 @@ from benchsite.pages import lesson_outputs  # noqa: E402
 __all__ = ["DEFERRED", "Deferred", "Plugin", "defer"]
 
 log = logging.getLogger("mkdocs.plugins.bench-notebooks")
-CODE = b"".join(Path(m.__file__).read_bytes() for m in (lesson_outputs,)) + Path(__file__).read_bytes()
 
 
 class Redirected:
@@ -87,8 +86,10 @@ class Plugin(JupyterPlugin):
     The notebook in docs/ holds source cells; ``make lesson`` stores each machine's run under
     ``results/<machine>/lessons/`` (``benchsite/pages/lesson_outputs.py`` chooses which the page shows
     and writes the note that says so). The chosen notebook becomes the page's Markdown, so the
-    render cache (``benchsite/build/render_cache.py``) keys on exactly what is converted; the render
-    converts it from a file under the build cache instead of the docs/ file. The download link
+    render cache (``benchsite/build/render_cache.py``) keys on exactly what is converted, and on the
+    site's set-up (``sitesetup.digest``), which holds the one code version (this module and
+    ``lesson_outputs`` among every file of the package); the render converts it from a file under
+    the build cache instead of the docs/ file. The download link
     stays the docs/ source: the notebook a reader runs."""
 
     def on_config(self, config):
@@ -115,7 +116,6 @@ class Plugin(JupyterPlugin):
                 sitesetup.warn(log, stale)
             else:
                 log.info(stale)
-        chosen.notebook.setdefault("metadata", {})["bench_renderer"] = hashlib.sha256(CODE).hexdigest()
         return lesson_outputs.dumps(chosen.notebook)
 
     def on_pre_page(self, page, config, files):

@@ -95,7 +95,9 @@ def _run(index: int) -> float | None:
 
 
 def key(*parts: object) -> str:
-    return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()
+    """A cache key of ``parts`` (everything the entry is made from) and the one code version
+    (``cachefile.code_version``): a job done, or an entry kept, with other code is not found."""
+    return hashlib.sha256("\0".join(map(str, (cachefile.code_version(), *parts))).encode()).hexdigest()
 
 
 def pending(jobs: Sequence[Job]) -> list[Job]:

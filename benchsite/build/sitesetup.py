@@ -20,43 +20,30 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sys
-from importlib import metadata
 from pathlib import Path
 
 from benchsite.core import cachefile
 
-# The libraries that turn a page into HTML: the pages and their search entries, and the lesson.
-RENDERERS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "mkdocs-material", "jieba",
-             "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "jinja2", "jupyterlab-pygments")
-
-
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "-"
-
 
 def digest(config, *hooks: Path) -> str:
-    """sha256 of the site's set-up as a cached page sees it: the package's code (every file of
-    benchsite: ``cachefile.code_version``) and any other hook's (``hooks``, and those ``config``
-    lists), the versions of everything that renders,
-    the Markdown extensions and their settings, the validation levels, the URL style, the site
-    and repository URLs, the docs folder, the plugins' settings, how much mkdocs logs (``-q``
+    """sha256 of the site's set-up as a cached page sees it: the one code version
+    (``cachefile.code_version``: every file of the package, every installed library's version,
+    Python's), every hook's code (``hooks``, the caller's own file, and those ``config`` lists), the
+    Markdown extensions and their settings, the validation levels, the URL style, the site and
+    repository URLs, the docs folder, the plugins' settings, and how much mkdocs logs (``-q``
     hides the reports that keep a page out of a cache, ``-v`` makes mkdocs skip recording links
-    to anchors) and Python's version."""
+    to anchors)."""
     files = {Path(p).resolve() for p in hooks}
     files |= {Path(m.__file__).resolve() for m in (config.get("hooks") or {}).values()
               if getattr(m, "__file__", None)}
-    code = cachefile.code_version()  # every file of the package: the plugin, the render cache, ...
     plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
                for name, plugin in (config.get("plugins") or {}).items()}
-    setup = (code, [(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
-             [_version(n) for n in RENDERERS], config["markdown_extensions"], config["mdx_configs"],
+    setup = (cachefile.code_version(),
+             [(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
+             config["markdown_extensions"], config["mdx_configs"],
              repr(config.get("validation")), config.get("use_directory_urls"), config.get("site_url"),
              config.get("repo_url"), config.get("docs_dir"), repr(plugins),
-             logging.getLogger("mkdocs.structure.pages").getEffectiveLevel(), sys.version)
+             logging.getLogger("mkdocs.structure.pages").getEffectiveLevel())
     return hashlib.sha256(repr(setup).encode()).hexdigest()
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import pickle
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -79,19 +81,58 @@ def file_digest(path: Path, cache: Path | None) -> str:
     return digest
 
 
+def tree_files(folder: Path) -> list[Path]:
+    """Every file under ``folder``, found by walking it, in a fixed order: all but what Python and
+    editors leave beside the sources (``__pycache__``, ``*.pyc``, hidden names such as an editor's
+    swap file), which no code reads."""
+    out = []
+    for where, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        out += [Path(where) / f for f in sorted(files) if not f.startswith(".") and not f.endswith((".pyc", ".pyo"))]
+    return out
+
+
+def tree_digest(folder: Path, cache: Path | None = None) -> str:
+    """sha256 of every file under ``folder`` (:func:`tree_files`): each one's path below it and its
+    bytes, so an added, removed, renamed or edited file changes it. With ``cache``, each file's
+    digest is remembered by its :func:`stamp` (:func:`file_digest`): a results folder."""
+    h = hashlib.sha256()
+    for path in tree_files(folder):
+        rel = path.relative_to(folder).as_posix()
+        data = file_digest(path, cache) if cache is not None else hashlib.sha256(path.read_bytes()).hexdigest()
+        h.update(f"{rel}\0{data}\0".encode())
+    return h.hexdigest()
+
+
+def installed() -> str:
+    """Every distribution installed where this process imports from, by name and version (their
+    ``*.dist-info`` folders: listed, not read), and Python's version: jinja2, numpy, pandas,
+    Markdown, mkdocs, Material, pygments and whatever else renders, with no list to keep."""
+    found = sorted(name for entry in sys.path if os.path.isdir(entry) for name in os.listdir(entry)
+                   if name.endswith((".dist-info", ".egg-info")))
+    return "\n".join([sys.version, *found])
+
+
+def code_folders() -> list[Path]:
+    """The packages whose code makes what the build cache keeps: the publishing side (benchsite,
+    whose core layer this module is: every module, template and data file such as ``peaks.csv``,
+    in any subpackage) and the harness package it reads results with (``benchkit``: the schema,
+    the layout, the archive, the verdict rules)."""
+    harness = importlib.util.find_spec("benchkit")  # where it would import from: nothing is imported
+    return [Path(__file__).resolve().parents[1], Path(harness.origin).resolve().parent]
+
+
 @functools.cache
 def code_version() -> str:
-    """What every cached table, session, panel and page depends on besides its inputs: every
-    file of the benchsite package (modules, templates, data), found by walking it, and the libraries that compute and
-    render them (jinja2, numpy, pandas)."""
-    import jinja2
-    import numpy
-    import pandas
-
-    package = Path(__file__).resolve().parents[1]
-    files = sorted(f for f in package.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-    versions = f"{jinja2.__version__}\0{numpy.__version__}\0{pandas.__version__}".encode()
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files) + versions).hexdigest()
+    """The one code version every entry of the build cache is keyed on, besides its inputs: every
+    file of :func:`code_folders`, found by walking them (so a module moved into a subpackage, a new
+    template or a new data file is in it without being listed), and :func:`installed`. Any edit
+    anywhere in those packages makes every entry afresh: a warm build after it equals a cold one
+    (``tests/test_code_version.py``). Computed once per process, from the code it runs."""
+    h = hashlib.sha256(installed().encode())
+    for folder in code_folders():
+        h.update(f"{folder.name}\0{tree_digest(folder)}\0".encode())
+    return h.hexdigest()
 
 
 def cache_dir() -> Path:

@@ -327,11 +327,11 @@ class Catalog:
     def stored(self, kind: str, key: tuple, compute: Callable[[], T]) -> T:
         """``compute()``, kept on disk between builds (when the catalog was built with a cache) by
         ``key`` (everything it is made from: results files by their digest) and the code
-        (``buildcache.cached``): a warm build reads a table model back instead of computing it."""
+        (``cachefile.cached``: the one code version): a warm build reads a table model back
+        instead of computing it."""
         if not self.disk:
             return compute()
-        from benchsite.model.load import _code_version as loader
-        return cached(kind, repr((key, loader())), compute)
+        return cached(kind, repr(key), compute)
 
     def csv_path(self, fig_id: str, machine: str) -> Path:
         return layout.results_file(self.results, machine, self.figures[fig_id].stem)

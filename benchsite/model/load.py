@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import csv
 import datetime
-import functools
 import hashlib
 import math
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -459,26 +457,14 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
 
 
 def code_digest() -> str:
-    """:func:`_code_version` as text: what a cached frame depends on besides its file."""
-    return _code_version().hex()
-
-
-@functools.cache
-def _code_version() -> bytes:
-    """What a validated frame (or a refusal) depends on besides the file: this module, the schema,
-    the machine-label rule (provenance), the session-id rule (archive), the cache format, pandas
-    and numpy."""
-    from benchkit import provenance, schema
-
-    blob = b"".join(Path(m.__file__).read_bytes()
-                    for m in (sys.modules[__name__], schema, provenance, archive, cachefile))
-    blob += f"{pd.__version__}\0{np.__version__}".encode()
-    return hashlib.sha256(blob).digest()
+    """:func:`cachefile.code_version`, the one code version (what the hook's warming key for a
+    results file named until it reads that itself)."""
+    return cachefile.code_version()
 
 
 def _stored(file: ResultFile, cache: Path) -> Path | None:
     """Where a validated frame of ``file`` (as its bytes are now) is kept; None if unreadable."""
-    digest = hashlib.sha256(_code_version())
+    digest = hashlib.sha256(cachefile.code_version().encode())
     digest.update(f"{file.machine}\0{file.stem}\0".encode())
     try:
         digest.update(cachefile.file_digest(file.path, cache).encode())

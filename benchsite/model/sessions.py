@@ -38,6 +38,7 @@ from benchkit.schema import (
     V3_MISSING,
     figure_id_for,
 )
+from benchsite.core import cachefile
 from benchsite.core.cachefile import cache_dir, cached, store_bytes
 from benchsite.model import load, stats
 from benchsite.model.catalog import Catalog
@@ -242,8 +243,7 @@ class History:
 
 
 def _latest_store(digest: str) -> Path:
-    code = hashlib.sha256(Path(archive.__file__).read_bytes()).hexdigest()[:16]
-    return cache_dir() / "sessions" / f"{digest}-{code}.json"
+    return cache_dir() / "sessions" / f"{digest}-{cachefile.code_version()[:16]}.json"
 
 
 def _keep_texts(stored: Path, texts: dict[str, tuple[str, str]]) -> None:
@@ -255,7 +255,8 @@ def _keep_texts(stored: Path, texts: dict[str, tuple[str, str]]) -> None:
 
 def _latest_texts(path: Path, digest: str) -> dict[str, tuple[str, str]]:
     """:func:`archive.compact_file` of a results file, kept under ``.cache/bench/sessions/`` by
-    the file's sha256 and the archiver's code (most of a warm build's time would go here)."""
+    the file's sha256 and the code (``cachefile.code_version``): most of a warm build's time
+    would go here."""
     stored = _latest_store(digest)
     if stored.is_file():
         return {k: tuple(v) for k, v in json.loads(stored.read_text(encoding="utf-8")).items()}

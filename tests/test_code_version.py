@@ -1,0 +1,163 @@
+"""One code version for every entry of the build cache (``cachefile.code_version``): every file of
+the publishing package and of the harness package it reads results with, found by walking their
+folders (no list of files to keep), and the installed libraries. A warm build after any edit to
+them is then byte for byte a cold build of the edited tree (the slow test at the end)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import benchkit
+import benchsite
+from benchsite.build import parallel, sitesetup
+from benchsite.build.buildcache import BuildCache
+from benchsite.core import cachefile
+from benchsite.model import load, sessions
+from conftest import REPO
+
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A copy of the publishing package (its modules, templates and data files), to edit."""
+    copy = tmp_path / "benchsite"
+    shutil.copytree(Path(benchsite.__file__).parent, copy, ignore=IGNORED)
+    return copy
+
+
+def test_the_code_folders_are_the_packages_the_build_imports():
+    assert cachefile.code_folders() == [Path(benchsite.__file__).resolve().parent,
+                                        Path(benchkit.__file__).resolve().parent]
+
+
+def test_one_byte_changed_in_any_file_of_the_package_changes_the_digest(package):
+    """Every file, whatever its kind (module, template, data file), by walking the copy."""
+    base = cachefile.tree_digest(package)
+    files = cachefile.tree_files(package)
+    kinds = {p.suffix for p in files}
+    assert {".py", ".html", ".csv", ".md"} <= kinds, kinds  # modules, templates, peaks.csv and the rest
+    for path in files:
+        data = path.read_bytes()
+        path.write_bytes(bytes([data[0] ^ 1]) + data[1:] if data else b"\n")
+        assert cachefile.tree_digest(package) != base, path.relative_to(package)
+        path.write_bytes(data)
+    assert cachefile.tree_digest(package) == base
+
+
+def test_a_module_in_a_subpackage_is_in_the_digest_and_bytecode_is_not(package):
+    base = cachefile.tree_digest(package)
+    (package / "extra").mkdir()
+    (package / "extra" / "peaks.csv").write_bytes((package / "views" / "peaks.csv").read_bytes())
+    with_copy = cachefile.tree_digest(package)
+    assert with_copy != base
+    (package / "views" / "peaks.csv").unlink()  # moved into another subpackage: the same bytes, another place
+    assert cachefile.tree_digest(package) not in (base, with_copy)
+    moved = cachefile.tree_digest(package)
+    (package / "extra" / "__pycache__").mkdir()
+    (package / "extra" / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\0")
+    (package / ".chart.py.swp").write_bytes(b"\0")  # an editor's
+    assert cachefile.tree_digest(package) == moved
+
+
+def test_the_code_version_follows_the_package_and_the_libraries(package, monkeypatch):
+    monkeypatch.setattr(cachefile, "code_folders", lambda: [package])
+    versions = []
+    axes = package / "views" / "templates" / "axes.html"
+    for change in (lambda: None, lambda: axes.write_bytes(axes.read_bytes() + b"<!-- -->"),
+                   lambda: monkeypatch.setattr(cachefile, "installed", lambda: "jinja2-0.0.dist-info")):
+        change()
+        cachefile.code_version.cache_clear()
+        versions.append(cachefile.code_version())
+    cachefile.code_version.cache_clear()
+    monkeypatch.undo()
+    assert len(set(versions)) == 3
+    assert "\njinja2-" in cachefile.installed() and "\nmkdocs_material-" in cachefile.installed()
+
+
+def test_every_cache_key_moves_with_the_code_version(tmp_path, monkeypatch):
+    """The frames, charts, blocks, gzip downloads, compacted sessions, cached values, warming jobs,
+    pages (the site's set-up) and renders: each entry is keyed on the one code version."""
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    results = tmp_path / "results" / "cpu-a"
+    results.mkdir(parents=True)
+    csv = results / "demo.csv"
+    csv.write_text("a\n1\n")
+    file = load.ResultFile("cpu-a", "demo", csv)
+    config = {"markdown_extensions": [], "mdx_configs": {}, "plugins": {}}
+    made = []
+
+    def keys() -> tuple:
+        cache = BuildCache()
+        cache.block("demo", "key", lambda: made.append("block") or "<p>")
+        cache.compressed(csv)
+        cachefile.cached("demo", "key", lambda: made.append("value") or 1)
+        return (load._stored(file, tmp_path / "frames"), parallel.key("job"), sitesetup.digest(config),
+                sessions._latest_store("d" * 64))
+
+    monkeypatch.setattr(cachefile, "code_version", lambda: "one")
+    first = keys()
+    assert keys() == first and made == ["block", "value"]  # the same code: found
+    monkeypatch.setattr(cachefile, "code_version", lambda: "two")
+    second = keys()
+    assert all(a != b for a, b in zip(first, second)), list(zip(first, second))
+    assert made == ["block", "value"] * 2
+    assert len(list((tmp_path / "cache" / "gzip").iterdir())) == 2
+
+
+# --- the hold: a warm build after an edit is a cold build of the edited tree -----------------
+
+# The parts of the checkout a build reads (mkdocs.yml names docs/ and its hooks; the snippets name
+# files of bench_scripts/). The build imports benchsite and benchkit from the copy (PYTHONPATH goes
+# before the editable install's finder), so the real tree is never edited.
+TREE = ("mkdocs.yml", "docs", "benchsite", "bench_scripts", "results")
+EDIT_METRICS = """
+import dataclasses as _edited
+
+METRICS["bandwidth"] = _edited.replace(METRICS["bandwidth"], label=METRICS["bandwidth"].label + " (edited)")
+"""
+
+
+def _site_files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _build(tree: Path, site: Path, cache: Path) -> None:
+    """``make site``'s build (strict, cold on two workers when the cache is empty) of ``tree``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+    env |= {"BENCH_CACHE": str(cache), "BENCH_JOBS": "2", "NO_MKDOCS_2_WARNING": "1",
+            "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "bench_scripts")])}
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(site)],
+                          cwd=tree, env=env, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_warm_build_after_editing_a_template_and_a_module_is_a_cold_build(tmp_path):
+    """Three builds of a copy of the checkout: cold (the cache then holds every entry of the old
+    code), warm after an edit to a template every chart draws with and to a model module, and cold
+    of the edited tree on an empty cache. The two builds of the edited tree are byte for byte the
+    same, and both show the edits."""
+    tree = tmp_path / "tree"
+    for name in TREE:
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, tree / name, **(
+            {"ignore": IGNORED, "symlinks": True} if (REPO / name).is_dir() else {}))
+    _build(tree, tmp_path / "before", tmp_path / "cache")
+    package = tree / "benchsite"
+    axes = next(p for p in cachefile.tree_files(package) if p.name == "axes.html")
+    axes.write_text(axes.read_text(encoding="utf-8") + "<!-- edited: every chart -->\n", encoding="utf-8")
+    # A model module: the label of every bandwidth table (cached in panels, pages and renders).
+    metrics = next(p for p in cachefile.tree_files(package) if p.name == "metrics.py")
+    metrics.write_text(metrics.read_text(encoding="utf-8") + EDIT_METRICS, encoding="utf-8")
+    _build(tree, tmp_path / "warm", tmp_path / "cache")
+    _build(tree, tmp_path / "cold", tmp_path / "cache-cold")
+    before, warm, cold = (_site_files(tmp_path / name) for name in ("before", "warm", "cold"))
+    assert sorted(warm) == sorted(cold)
+    differ = [name for name in cold if warm[name] != cold[name]]
+    assert differ == [], differ[:20]
+    changed = [name for name in cold if before.get(name) != cold[name]]
+    assert any(b"<!-- edited: every chart -->" in cold[name] for name in changed)
+    assert any(b"bytes moved / time (edited)" in cold[name] for name in changed)
