@@ -6,10 +6,10 @@ The stylesheets are in the page's content (the converted notebook), scoped to it
 makes it part of what a warming worker does with the page (``benchsite/build/plugin.py``,
 ``_warm_source``), where parsing the 590 KB stylesheet no longer holds up the build's one
 process; the search index reads the pruned content too. The result is kept under the build
-cache by the content and the pruning code, so the build finds what the worker made."""
+cache by the content and the one code version (``cachefile.code_version``: the pruning code and
+tinycss2's version among it), so the build finds what the worker made."""
 
 import hashlib
-from pathlib import Path
 
 from benchsite.build import notebook_page
 from benchsite.core import cachefile
@@ -19,8 +19,7 @@ from benchsite.core.cachefile import cache_dir
 def on_page_content(html: str, page, config, files) -> str:
     if not page.file.src_uri.endswith(".ipynb"):
         return html
-    code = Path(notebook_page.__file__).read_bytes() + notebook_page.tinycss2.__version__.encode()
-    digest = hashlib.sha256(code + html.encode()).hexdigest()
+    digest = hashlib.sha256(cachefile.code_version().encode() + html.encode()).hexdigest()
     stored = cache_dir() / "notebook" / f"{digest}.pkl"
     found = cachefile.read(stored)
     if isinstance(found, str):

@@ -47,7 +47,6 @@ from benchsite.core.cachefile import cache_dir
 from benchsite.model import catalog as _catalog
 from benchsite.model import load, sessions
 from benchsite.pages import history, markers, pages
-from benchsite.pages.lesson_outputs import executed_copies
 from benchsite.views import roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
@@ -156,8 +155,7 @@ def on_config(config):
     # charts, into the build cache; the build below reads them from there (benchsite/build/parallel.py).
     frames = cache_dir() / "frames"
     _warm("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
-                                         parallel.key("file", _stat(file.path), load.code_digest(),
-                                                      cachefile.code_version()), "results file")
+                                         parallel.key("file", _stat(file.path)), "results file")
                             for file in layout.discover(results)])
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR_NAME, cache=frames,
                                  declared=extra.get("machine"))
@@ -223,7 +221,7 @@ def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
     ref = cat.reference(fig_id)  # the pair's comparison is with the reference machine's results
     return parallel.key("pair", repr(fig), repr(cat.current_sha(fig_id)), machine, _stat(cat.csv_path(fig_id, machine)),
                         ref, _stat(cat.csv_path(fig_id, ref)) if ref else "-",
-                        *(_stat(p) for pair in sorted(kept.values()) for p in pair), cachefile.code_version())
+                        *(_stat(p) for pair in sorted(kept.values()) for p in pair))  # parallel.key adds the code
 
 
 def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
@@ -425,9 +423,11 @@ def _expand(build: Build, config, markdown: str, src_uri: str, url: str, first_l
 
 
 def _state(build: Build, config) -> str:
-    """Everything a page's markers can read, hashed once per build: the code and the site's
-    set-up, every figure's metadata and code hashes, every results file (its digest, or why it
-    cannot be used) and kept session, and every file under docs/ (chapters quote each other)."""
+    """Everything a page's markers can read, hashed once per build: the site's set-up (the one code
+    version in it), whose numbers the pages quote, every figure's metadata, code hashes and the
+    state of each of its results files, the commits that hold the data, and the content of every
+    file under the results folder, ``bench_scripts/`` and ``docs/`` (chapters quote each other),
+    found by walking them: a new kind of file there is in the key without being named here."""
     if build.state is None:
         cat = build.catalog
         h = hashlib.sha256(_Writer.code_of(config))
@@ -438,21 +438,21 @@ def _state(build: Build, config) -> str:
         for fig_id, fig in sorted(cat.figures.items()):
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0".encode())
             for machine in cat.machines(fig_id):
-                h.update(f"{machine}\0{cat.problem(fig_id, machine) or cat.csv_digest(fig_id, machine)}\0".encode())
-        for _, path in layout.published_files(cat.results):  # every results and side file:
-            h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
-        for path in executed_copies(cat.results):  # the lesson page shows one of them
-            h.update(f"{path.relative_to(cat.results)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
-        for where, found in sorted(cat.kept_files().items()):  # a timeline, a trace
-            for sid, pair in sorted(found.items()):
-                for path in pair:
-                    h.update(f"{where}\0{sid}\0{path}\0".encode())
-                    h.update(cachefile.file_digest(path, cat.cache).encode() if path.is_file() else b"-")
+                h.update(f"{machine}\0{cat.problem(fig_id, machine) or '-'}\0".encode())
+        for name, folder in (("results", cat.results), ("bench_scripts", cat.bench_dir)):
+            # every results, side, kept-session and lesson file; every script and the harness
+            h.update(f"{name}\0{_folder_digest(cat, folder)}\0".encode())
         docs = Path(config["docs_dir"])
         for path in sorted(p for p in docs.rglob("*") if p.is_file()):
             h.update(f"{path.relative_to(docs)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
         build.state = h.hexdigest()
     return build.state
+
+
+def _folder_digest(cat: _catalog.Catalog, folder: Path) -> str:
+    """``cachefile.tree_digest`` of a folder (every file's path and content), once per build."""
+    return cat.memo(("folder-digest", str(folder)),
+                    lambda: cachefile.tree_digest(folder, cat.cache) if folder.is_dir() else "-")
 
 
 def on_post_page(output: str, page, config) -> str:
@@ -604,52 +604,41 @@ class _Writer:
 
     def pair_digest(self, fig, machine: str) -> str:
         """The part of :meth:`key` that is the same for every page of one figure on one machine
-        (not the warming job's ``_pair_key``, which stamps files rather than hashing them)."""
+        (not the warming job's ``_pair_key``, which stamps files rather than hashing them): the
+        figure, the machine's and the reference machine's whole folders (its results file, its
+        ceilings, its kept sessions, its side files and whatever else lies there, found by
+        walking them), and the figure's chapter."""
         cat = self.build.catalog
 
-        def digest(fig_id: str, m: str | None) -> str:
+        def state(fig_id: str, m: str | None) -> str:
             if m is None or fig_id not in cat.figures or m not in cat.machines(fig_id):
                 return "-"
-            return cat.problem(fig_id, m) or cat.csv_digest(fig_id, m)
+            return cat.problem(fig_id, m) or "-"
 
-        kept = cat.kept(machine, fig.stem)
         h = hashlib.sha256(self.code)
         ref = cat.reference(fig.id)
         for value in (repr(fig), repr(cat.current_sha(fig.id)), str(cat.results), machine, cat.role(machine),
-                      repr(cat.data_commit(fig.id, machine)),
-                      digest(fig.id, machine), ref, digest(fig.id, ref), digest(roofline.CEILING_FIGURE, machine)):
+                      repr(cat.data_commit(fig.id, machine)), state(fig.id, machine), ref, state(fig.id, ref),
+                      state(roofline.CEILING_FIGURE, machine)):
             h.update(f"{value}\0".encode())
-        for sid, pair in sorted(kept.items()):
-            h.update(sid.encode())
-            for path in pair:
-                h.update(path.read_bytes() if path.is_file() else b"-")
-        for owner in sorted({machine, ref or machine}):  # side files beside the CSV (a trace, a timeline)
-            h.update(cat.memo(("side-files", owner, fig.stem), functools.partial(self.side_files, owner, fig.stem)))
+        for owner in sorted({machine, ref or machine}):
+            h.update(f"{owner}\0{_folder_digest(cat, cat.results / owner)}\0".encode())
         chapter = Path(self.config["docs_dir"]) / fig.chapter
         h.update(cat.memo(("chapter", str(chapter)), lambda: chapter.read_bytes() if chapter.is_file() else b"-"))
         return h.hexdigest()
 
-    def side_files(self, machine: str, stem: str) -> bytes:
-        cat = self.build.catalog
-        return b"".join(f"{path.name}\0{cachefile.file_digest(path, cat.cache)}\0".encode()
-                        for path in sorted((cat.results / machine).glob(f"{stem}.*")) if path.is_file())
-
     def changes_key(self, file: DirectPage, text: str, slug: str) -> str | None:
-        """A machine's changes page: every figure's results file and kept sessions on that machine."""
+        """A machine's changes page: every figure, and the machine's whole folder (its results
+        files and kept sessions, found by walking it)."""
         cat = self.build.catalog
         machine = cat.by_slug().get(slug)
         if machine is None:
             return None
         h = hashlib.sha256(self.code)
-        h.update(f"{text}\0{cat.results}\0{machine}\0".encode())
+        h.update(f"{text}\0{cat.results}\0{machine}\0{_folder_digest(cat, cat.results / machine)}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
-            state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or cat.csv_digest(
-                fig_id, machine)
+            state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or "+"
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0{state}\0".encode())
-            for sid, pair in sorted(cat.kept(machine, fig.stem).items()):
-                h.update(sid.encode())
-                for path in pair:
-                    h.update(path.read_bytes() if path.is_file() else b"-")
         return h.hexdigest()
 
     @functools.cached_property
@@ -658,9 +647,9 @@ class _Writer:
 
     @staticmethod
     def code_of(config) -> bytes:
-        """The code a page goes through (benchsite) and the site's set-up (``sitesetup.digest``:
-        the hooks, the Markdown set-up, validation levels, URLs, how much mkdocs logs)."""
-        return (cachefile.code_version() + sitesetup.digest(config)).encode()
+        """The site's set-up (``sitesetup.digest``: the one code version, the hooks, the Markdown
+        set-up, validation levels, URLs, how much mkdocs logs)."""
+        return sitesetup.digest(config).encode()
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
