@@ -456,12 +456,6 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
     return frame_of(typed)  # every column typed, in schema order
 
 
-def code_digest() -> str:
-    """:func:`cachefile.code_version`, the one code version (what the hook's warming key for a
-    results file named until it reads that itself)."""
-    return cachefile.code_version()
-
-
 def _stored(file: ResultFile, cache: Path) -> Path | None:
     """Where a validated frame of ``file`` (as its bytes are now) is kept; None if unreadable."""
     digest = hashlib.sha256(cachefile.code_version().encode())
