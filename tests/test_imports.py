@@ -191,8 +191,11 @@ def _graph() -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if id(node) in typing_only:
                 continue
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                base = ".".join(filter(None, [name.rpartition(".")[0], node.module or ""]))
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                # ``from .x``, ``from ..views import fmt``: each dot past the first goes up a package
+                parents = name.split(".")[:-1]
+                parents = parents[:len(parents) - (node.level - 1)] if node.level - 1 <= len(parents) else []
+                base = ".".join(filter(None, [*parents, node.module or ""]))
                 found |= {f"{base}.{a.name}" for a in node.names} | {base}
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "benchsite":
                 base = node.module.removeprefix("benchsite").lstrip(".")
@@ -262,6 +265,20 @@ def test_the_layer_graph_sees_each_form_of_absolute_import():
     assert {"core.cachefile", "model.load", "views.render", "pages.markers", "build.parallel"} <= set(graph)
     assert "core.cachefile" in graph["model.load"]  # from benchsite.core import cachefile
     assert "model.table" in graph["views.render"]  # from benchsite.model.table import Table
+
+
+def test_the_layer_graph_sees_a_relative_import_across_layers(tmp_path, monkeypatch):
+    """``from ..views import fmt`` in a model module is an import of views.fmt, deferred or not."""
+    package = tmp_path / "benchsite"
+    for layer in ("model", "views"):
+        (package / layer).mkdir(parents=True)
+        (package / layer / "__init__.py").write_text("")
+    (package / "views" / "fmt.py").write_text("")
+    (package / "model" / "stats.py").write_text("def f():\n    from ..views import fmt\n")
+    (package / "model" / "load.py").write_text("from .. import views\nfrom ..views.fmt import x\n")
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    graph = _graph()
+    assert graph["model.stats"] == {"views.fmt"} and graph["model.load"] == {"views.fmt"}
 
 
 def test_the_sites_modules_import_one_way():
