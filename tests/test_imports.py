@@ -343,3 +343,16 @@ def test_the_harness_digest_covers_every_module_a_figures_measuring_imports():
     found = [f"{name}.py imports {sorted(_imports_of(package / f'{name}.py', outside))}"
              for name in HARNESS_MODULES if _imports_of(package / f"{name}.py", outside)]
     assert found == []
+
+
+def test_every_package_folder_is_declared_for_an_install():
+    """pyproject.toml lists benchsite's packages by hand; a plain ``pip install .`` or a wheel
+    leaves out a subpackage it does not name, modules and all, which the editable install never
+    shows. Each folder under benchsite holding a module must be listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    package = REPO / "benchsite"
+    found = {".".join(("benchsite", *p.parent.relative_to(package).parts)) for p in package.rglob("*.py")
+             if "__pycache__" not in p.parts}
+    assert found <= listed, f"packages a plain install would leave out (pyproject.toml): {sorted(found - listed)}"
