@@ -6,6 +6,7 @@ import ast
 import hashlib
 import inspect
 import re
+from importlib import metadata
 
 import mkdocs
 from mkdocs.structure.pages import Page
@@ -21,12 +22,32 @@ SOURCES = {
     "mkdocs.structure.pages._ExtractTitleTreeprocessor": "253a44071bfb0c4a",
     "mkdocs.structure.pages._RawHTMLPreprocessor": "1bc67630834f6212",
     "mkdocs.structure.pages._RelativePathTreeprocessor": "523b46edca9448ef",
+    "material.plugins.search.plugin.SearchIndex.__init__": "b75d102d500cf399",
+    "material.plugins.search.plugin.SearchIndex.add_entry_from_context": "4ca78ac4321f7704",
 }
 
 
-def test_the_pinned_mkdocs_is_the_one_installed_and_required():
-    pinned = re.search(r"^mkdocs==(\S+)$", (REPO / "requirements.txt").read_text(), re.M).group(1)
+def test_the_pinned_mkdocs_and_material_are_the_ones_installed_and_required():
+    required = (REPO / "requirements.txt").read_text()
+    pinned = re.search(r"^mkdocs==(\S+)$", required, re.M).group(1)
     assert mkdocs.__version__ == pinned == mkdocs_private.PINNED
+    material = re.search(r"^mkdocs-material==(\S+)$", required, re.M).group(1)
+    assert metadata.version("mkdocs-material") == material == mkdocs_private.PINNED_MATERIAL
+
+
+def test_only_materials_search_index_is_wrapped():
+    """The render cache extends Material's ``entries``; MkDocs' own search index has none (a build
+    with ``plugins: [search, bench]`` on MkDocs' theme crashed with AttributeError)."""
+    from material.plugins.search.plugin import SearchPlugin as MaterialSearch
+    from mkdocs.contrib.search import SearchPlugin as MkDocsSearch
+    from mkdocs.contrib.search.search_index import SearchIndex as MkDocsIndex
+
+    mkdocs_search = MkDocsSearch()
+    mkdocs_search.search_index = MkDocsIndex()
+    assert mkdocs_private.material_search_index(mkdocs_search) is None
+    material_search = MaterialSearch()
+    material_search.search_index = mkdocs_private.MaterialSearchIndex()
+    assert mkdocs_private.material_search_index(material_search) is material_search.search_index
 
 
 def test_each_private_name_is_as_it_was_read():
@@ -56,7 +77,7 @@ def _private_uses(path) -> list[str]:
             found += [f"{path.name}:{node.lineno}: {a.name}" for a in node.names
                       if a.name.split(".")[0] in ("mkdocs", "material") and "._" in a.name]
         elif isinstance(node, ast.Attribute) and node.attr in ("_register", "_title_from_render", "_populate_page",
-                                                                "_build_theme_template"):
+                                                                "_build_theme_template", "search_index"):
             found.append(f"{path.name}:{node.lineno}: .{node.attr}")
     return found
 

@@ -1,7 +1,8 @@
-"""Every private name of MkDocs the build uses, and nothing else: no other module imports an
-underscore name of MkDocs or Material (``tests/test_mkdocs_private.py`` checks that, and pins
-each name's source to the MkDocs version in requirements.txt, so an upgrade that changes one
-fails a test instead of a build quietly).
+"""Every private name of MkDocs, and every inside of Material, the build uses, and nothing else:
+no other module imports an underscore name of MkDocs or Material or reaches into Material's search
+index (``tests/test_mkdocs_private.py`` checks that, and pins each object's source to the MkDocs
+and Material versions in requirements.txt, so an upgrade that changes one fails a test instead
+of a build quietly).
 
 Why they cannot be avoided, each:
 
@@ -16,10 +17,15 @@ Why they cannot be avoided, each:
   processors, so their links are rewritten and checked as MkDocs checks its own.
 - ``_title_from_render``: one of the attributes ``Page.render`` sets; the render cache keeps
   exactly what a render set (:data:`RENDER_ATTRIBUTES`).
+- Material's search index (``SearchIndex.entries``, ``add_entry_from_context``): the render cache
+  keeps a page's search entries (the indexer's HTML parsing was most of a warm build). Only
+  Material's index is wrapped (:func:`material_search_index`); with MkDocs' own search plugin the
+  entries are made afresh on every build, as MkDocs makes them.
 """
 
 from __future__ import annotations
 
+from material.plugins.search.plugin import SearchIndex as MaterialSearchIndex
 from mkdocs.commands.build import _build_theme_template, _populate_page
 from mkdocs.structure.pages import (
     _ExtractAnchorsTreeprocessor,
@@ -28,8 +34,9 @@ from mkdocs.structure.pages import (
     _RelativePathTreeprocessor,
 )
 
-# The MkDocs these names were read from (requirements.txt pins it).
+# The MkDocs and Material these names were read from (requirements.txt pins both).
 PINNED = "1.6.1"
+PINNED_MATERIAL = "9.8.2"
 # What ``Page.render`` may set on a page: the render cache keeps these and nothing else.
 RENDER_ATTRIBUTES = frozenset({"content", "toc", "_title_from_render", "title", "present_anchor_ids",
                                "links_to_anchors"})
@@ -39,7 +46,17 @@ USED = {"mkdocs.commands.build._populate_page": _populate_page,
         "mkdocs.structure.pages._ExtractAnchorsTreeprocessor": _ExtractAnchorsTreeprocessor,
         "mkdocs.structure.pages._ExtractTitleTreeprocessor": _ExtractTitleTreeprocessor,
         "mkdocs.structure.pages._RawHTMLPreprocessor": _RawHTMLPreprocessor,
-        "mkdocs.structure.pages._RelativePathTreeprocessor": _RelativePathTreeprocessor}
+        "mkdocs.structure.pages._RelativePathTreeprocessor": _RelativePathTreeprocessor,
+        "material.plugins.search.plugin.SearchIndex.__init__": MaterialSearchIndex.__init__,
+        "material.plugins.search.plugin.SearchIndex.add_entry_from_context":
+            MaterialSearchIndex.add_entry_from_context}
+
+
+def material_search_index(plugin) -> MaterialSearchIndex | None:
+    """``plugin``'s search index when it is Material's (whose ``entries`` list the render cache
+    extends with a page's kept entries), else None: another search plugin's index is left alone."""
+    index = getattr(plugin, "search_index", None)
+    return index if isinstance(index, MaterialSearchIndex) else None
 
 
 def populate_page(page, config, files) -> None:

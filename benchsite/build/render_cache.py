@@ -54,7 +54,7 @@ def on_files(files, config):
 
 def on_pre_build(config):
     for plugin in config["plugins"].values():
-        index = getattr(plugin, "search_index", None)
+        index = mkdocs_private.material_search_index(plugin)  # MkDocs' own search: not kept
         if index is not None and not getattr(index, "bench_cached", False):
             index.add_entry_from_context = _cached_entries(index, index.add_entry_from_context)
             index.bench_cached = True
