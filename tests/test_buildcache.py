@@ -137,3 +137,15 @@ def test_a_chart_drawn_by_one_build_cache_is_read_back_by_another(tmp_path, monk
     monkeypatch.setattr(render, "panel_chart", lambda tab: pytest.fail("drawn twice"))
     build = BuildCache()
     assert [build.fill(build.chart_placeholder(t), str) for t in tabs] == drawn and all("<svg" in d for d in drawn)
+
+
+def test_the_cache_is_the_projects_being_built_not_the_installs(tmp_path, monkeypatch):
+    """A plugin installed from a wheel kept its cache beside the installed package (read-only, or
+    shared by every site): the plugins name the project (the folder of its mkdocs.yml) first."""
+    monkeypatch.delenv("BENCH_CACHE", raising=False)
+    monkeypatch.setattr(cachefile, "_PROJECT", [cachefile.REPO])
+    assert cachefile.cache_dir() == cachefile.REPO / ".cache" / "bench"
+    cachefile.use_project(tmp_path)
+    assert cachefile.cache_dir() == tmp_path / ".cache" / "bench"
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "chosen"))
+    assert cachefile.cache_dir() == tmp_path / "chosen"

@@ -95,6 +95,7 @@ class Plugin(JupyterPlugin):
     def on_config(self, config):
         extra = config.get("extra", {}).get("bench", {})
         root = Path(config["config_file_path"]).resolve().parent
+        cachefile.use_project(root)  # the cache is the project's, wherever the package is installed
         self.results = catalog.results_dir(extra.get("results"), root)
         self.reference = extra.get("machine")
         self.preferred = catalog.preferred_machine(self.results, self.reference)

@@ -149,6 +149,7 @@ BUILD: list[Build] = []  # the current build, replaced by each on_config
 def on_config(config):
     extra = config.get("extra", {}).get("bench", {})
     root = Path(config["config_file_path"]).resolve().parent  # the checkout being built
+    cachefile.use_project(root)  # its .cache/bench, wherever the package is installed
     results = _catalog.results_dir(extra.get("results"), root)
     preferred = _catalog.preferred_machine(results, extra.get("machine"))
     # Every core compresses and validates results files, then makes table models, histories and

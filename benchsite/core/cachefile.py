@@ -135,14 +135,24 @@ def code_version() -> str:
     return h.hexdigest()
 
 
+_PROJECT: list[Path] = [REPO]  # the folder whose .cache/bench is the default: the site being built
+
+
+def use_project(root: Path) -> None:
+    """Keep the build cache under ``root/.cache/bench`` (the folder of the mkdocs.yml being built:
+    the plugins call this first), not beside wherever the package is installed."""
+    _PROJECT[0] = Path(root)
+
+
 def cache_dir() -> Path:
-    """``BENCH_CACHE`` (tests, the scaling benchmark), else ``.cache/bench``."""
-    return _cache_dir(os.environ.get("BENCH_CACHE") or "")
+    """``BENCH_CACHE`` (tests, the scaling benchmark), else ``.cache/bench`` in the project being
+    built (:func:`use_project`; this checkout until a build says otherwise)."""
+    return _cache_dir(os.environ.get("BENCH_CACHE") or "", _PROJECT[0])
 
 
 @functools.lru_cache(maxsize=8)
-def _cache_dir(chosen: str) -> Path:  # one Path per setting: a build asks tens of thousands of times
-    return Path(chosen or REPO / ".cache" / "bench")
+def _cache_dir(chosen: str, project: Path) -> Path:  # one Path per setting: a build asks thousands of times
+    return Path(chosen or project / ".cache" / "bench")
 
 
 def store_bytes(path: Path, data: bytes) -> None:
