@@ -1,7 +1,9 @@
-"""The publishing side: results CSVs in, HTML / Markdown / SVG out.
+"""The publishing side: results CSVs in, HTML / Markdown / SVG out, as the MkDocs plugin
+``bench`` (``build/plugin.py``).
 
-Plain modules with no mkdocs import; ``benchsite/build/plugin.py`` is the thin glue.
-The walk from a marker to its HTML is in CONTRIBUTING.md ("How the site is built").
+Five layers, each importing only those below it: ``core``, ``model``, ``views``, ``pages``,
+``build``; only ``build`` imports MkDocs. CONTRIBUTING.md ("The layers", "How the site is built")
+draws them and the walk from a marker to its HTML.
 """
 
 from pathlib import Path

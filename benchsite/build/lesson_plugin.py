@@ -107,7 +107,7 @@ class Plugin(JupyterPlugin):
         try:
             chosen = lesson_outputs.choose(Path(page.file.abs_src_path), self.results, self.preferred, self.reference)
         except lesson_outputs.Damaged as err:  # the docs/ source itself
-            sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench hook)
+            sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench plugin)
             return markdown
         for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
             sitesetup.warn(log, problem)

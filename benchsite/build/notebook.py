@@ -1,5 +1,6 @@
-"""MkDocs glue: a notebook page keeps only the part of mkdocs-jupyter's inlined stylesheet it
-uses (benchsite/build/notebook_page.py says why; the stored outputs are not touched).
+"""The bench plugin's notebook step: a notebook page keeps only the part of mkdocs-jupyter's
+inlined stylesheet it uses (benchsite/build/notebook_page.py says why; the stored outputs are not
+touched).
 
 The stylesheets are in the page's content (the converted notebook), scoped to its
 ``.jupyter-wrapper``, so the content is pruned, as mkdocs hands it over after rendering. That

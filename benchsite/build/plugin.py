@@ -242,7 +242,7 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
 
 DIRTY = [False]  # mkdocs says at start-up whether this is a --dirty build (or serve --dirtyreload)
 SERVING = [False]  # and whether it serves the site (a temporary folder, rebuilt on every change)
-# The folders this hook fills with thousands of files: the /bench pages and the downloads (every
+# The folders this plugin fills with thousands of files: the /bench pages and the downloads (every
 # results file is served under results/: benchkit.layout.published_files).
 REUSED = (BENCH_PAGES, "results")
 
@@ -342,7 +342,7 @@ def on_env(env, config, files):
 
 def _warm_source(build: Build, config, file: File) -> None:
     """In a worker: what mkdocs will make of one of its pages, into the build cache. The page is
-    read and rendered as the build reads it (``_populate_page``: every plugin's events, this hook's
+    read and rendered as the build reads it (``_populate_page``: every plugin's events, this plugin's
     markers, ``render_cache.py`` keeping the render, mkdocs-jupyter converting a notebook), and the
     search indexer's entries for it are made (kept by ``render_cache.py`` too). The build then finds
     them; this worker's copy of the page and of the index is thrown away with the worker."""
@@ -395,7 +395,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def _first_line(page, markdown: str) -> int:
-    """The source file's line number of ``markdown``'s first line: mkdocs hands hooks the page
+    """The source file's line number of ``markdown``'s first line: mkdocs hands plugins the page
     without its front matter (and the blank lines after it), and a marker's message names the
     file's line."""
     if not page.meta:
@@ -590,7 +590,7 @@ class _Writer:
     def key(self, file: DirectPage, text: str) -> str | None:
         """Everything a machine or session page is made from: the results files of the machine, of
         the reference machine and of the machine's ceilings, the machine's kept sessions, the
-        figure's chapter, the code (benchsite, this hook, the Markdown set-up), the site's URLs."""
+        figure's chapter, the code (benchsite, this plugin, the Markdown set-up), the site's URLs."""
         cat = self.build.catalog
         parts = file.src_uri.removesuffix(".md").split("/")
         if file.src_uri.startswith(urls.CHANGES_DIR + "/"):

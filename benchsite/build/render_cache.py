@@ -1,5 +1,6 @@
-"""MkDocs glue: what mkdocs makes of a page's Markdown (its HTML, contents, title and anchors) and
-what the search indexer makes of that HTML, kept under the build cache between builds.
+"""The render cache (the bench plugin's page events call it): what mkdocs makes of a page's
+Markdown (its HTML, contents, title and anchors) and what the search indexer makes of that HTML,
+kept under the build cache between builds.
 
 A warm build of the site spent most of its time here: Markdown, code highlighting and the
 search indexer's HTML parser over the same chapters as last time. Each entry's key is a hash of
@@ -18,7 +19,7 @@ everything the result is made from, so a changed input makes it afresh:
 
 A page whose rendering reported anything (a broken link, a missing anchor, any warning:
 ``sitesetup.Reports``) is rendered, and reports it, on every build. This runs after the bench
-hook (its markers fill the Markdown first) and after every plugin (mkdocs-jupyter has replaced
+plugin's markers (they fill the Markdown first) and after every other plugin (mkdocs-jupyter has replaced
 a notebook page's rendering by then, and that replacement is what gets kept)."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ folders, and removing them (``rm -rf``: 1.8 s on a two-core machine) came before
 made. :func:`set_aside` moves those entries (one rename each, on the same file system) into one
 hidden folder inside the site folder, which mkdocs then leaves alone, and starts a separate
 process that removes it while the build goes on; :func:`finish` waits for that process and
-returns what could not be removed, which the hook names in a warning (a deploy would publish
+returns what could not be removed, which the bench plugin names in a warning (a deploy would publish
 it). Hidden entries (a ``.git`` of a gh-pages checkout) are left where they are, as mkdocs
 leaves them.
 

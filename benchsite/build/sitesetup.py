@@ -10,7 +10,7 @@ validation levels, the URL style, the plugins' settings and how much mkdocs logs
 which hears no warnings, could keep a body that a normal build then served without its
 warning), and their counter left out link reports at the level ``validation:`` sets.
 
-Both the bench hook and the lesson plugin report a damaged input through :func:`warn`, so that a
+Both the bench plugin and the lesson plugin report a damaged input through :func:`warn`, so that a
 strict build fails on it whatever the log level (``mkdocs build --strict -q`` passed before), and
 :func:`count_hidden_warnings` does the same for every warning mkdocs or a plugin logs (a broken
 link, a missing anchor, a nav entry to a missing page).
@@ -66,7 +66,7 @@ class Reports(logging.Handler):
 
 # This build's warnings that the log level kept from the reader (-q): sitesetup.warn's own, and
 # every other warning of the mkdocs logger once count_hidden_warnings is on. Emptied by the bench
-# hook's on_config; the hook fails a strict build with them, on_post_build, so that a strict -q
+# bench plugin's on_config; the plugin fails a strict build with them, on_post_build, so that a strict -q
 # build says what it failed on.
 UNCOUNTED: list[str] = []
 
@@ -112,7 +112,7 @@ def count_hidden_warnings() -> None:
     printed changes. A quiet build is then the default build, printed less (the same reports keep
     the same pages out of the caches, and :func:`digest` gives it the same key). The hidden
     warnings are kept in :data:`UNCOUNTED` so that a failing strict build can say what they were.
-    Call it once mkdocs has set its level (the bench hook's ``on_startup``); it does nothing where
+    Call it once mkdocs has set its level (the bench plugin's ``on_startup``); it does nothing where
     warnings pass already (the default level, ``-v``) and when it is on already."""
     logger = logging.getLogger("mkdocs")
     level = logger.getEffectiveLevel()

@@ -1,7 +1,7 @@
 """Every figure's results on every machine, loaded once per site build, and the
 table model of each (figure, machine), computed once on first use.
 
-The catalog is the build's only state: the hook makes a new one per build (so
+The catalog is the build's only state: the bench plugin makes a new one per build (so
 ``mkdocs serve`` never sees an old one) and everything derived from it, tables
 and comparisons, is cached on it.
 """

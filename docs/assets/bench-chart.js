@@ -1,4 +1,4 @@
-/* Hover (or tap) on a sample chart drawn by benchsite/chart.py: a tooltip with the nearest dot's
+/* Hover (or tap) on a sample chart drawn by benchsite/views/chart.py: a tooltip with the nearest dot's
    variant, run, sample index and time. An enhancement only: the table beside each chart holds
    the numbers for keyboard and no-script readers.
 
