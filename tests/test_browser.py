@@ -1,15 +1,19 @@
-"""The built site in headless Chromium: every page clean, anchors, tabs, copy, search.
+"""The built site as a reader meets it: every page read as written (headings, the files it loads,
+figure anchors, the /bench index's links), and in headless Chromium each kind of page clean and
+offline, anchors, tabs, copy, search, phones.
 
 Chromium comes from Debian (`apt-get install chromium`; .ci/run installs it). Without it these
 tests skip locally and fail in CI.
 """
 
 import functools
+import html.parser
 import http.server
 import os
 import re
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -36,18 +40,20 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 def _serving(handler):
-    """A fixture body: ``start(root)`` serves ``root`` with ``handler`` on a free port and returns
-    its URL; every server started is shut down when the fixture ends."""
-    servers = []
+    """A fixture body: ``start(root)`` serves ``root`` with ``handler`` on a free port (once a
+    folder) and returns its URL; every server started is shut down when the fixture ends."""
+    servers = {}  # root -> its server: one a folder (each shutdown waits out a poll of half a second)
 
     def start(root: Path) -> str:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}"
+        if root not in servers:
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                     functools.partial(handler, directory=str(root)))
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            servers[root] = server
+        return f"http://127.0.0.1:{servers[root].server_port}"
 
     yield start
-    for server in servers:
+    for server in servers.values():
         server.shutdown()
 
 
@@ -107,64 +113,222 @@ def site_pages(site: Path) -> list[str]:
                   for p in site.rglob("index.html") if "assets" not in p.parts)
 
 
+# --- every page, read as written; a browser on each kind of page ---------------------------------
+# Every page of the built site is parsed (html.parser, a second or two for all of them) for what a
+# reader's browser would find there: a heading, the ids links point at, the files it loads. The
+# scripts the site adds (docs/assets/*.js) and the theme's run the same code on every page, so the
+# browser opens each kind of page (below) rather than all of them: what differs from page to page
+# of one kind is data, and the parse checks the data on every page.
+
+LOADED = {("img", "src"), ("img", "srcset"), ("script", "src"), ("iframe", "src"), ("source", "src"),
+          ("source", "srcset"), ("video", "src"), ("video", "poster"), ("audio", "src"), ("track", "src"),
+          ("embed", "src"), ("object", "data"), ("input", "src"), ("image", "href"), ("image", "xlink:href"),
+          ("use", "href"), ("use", "xlink:href")}  # (element, attribute) a browser fetches on its own
+FETCHED_LINKS = {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload", "prefetch",
+                 "manifest"}
+CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)")
+
+
+class _Facts(html.parser.HTMLParser):
+    """What the tests read from one page as written: its <h1>s, every id, every link (and those in
+    the /bench index), the figures it embeds and every address it makes the browser load."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.h1, self.ids, self.links, self.index, self.figures, self.loads = 0, [], [], [], [], []
+        self._index_depth = 0  # open <div>s since the /bench index's own, while inside it
+        self._style = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        self.h1 += tag == "h1"
+        if a.get("id") is not None:
+            self.ids.append(a["id"])
+        if tag == "div" and (self._index_depth or "bench-index" in classes):
+            self._index_depth += 1
+        if tag == "a" and a.get("href") is not None:
+            self.links.append(a["href"])
+            if self._index_depth:
+                self.index.append(a["href"])
+        if "bench-figure" in classes and a.get("data-figure"):
+            self.figures.append(a["data-figure"])
+        for attr, value in a.items():
+            if value is None:
+                continue
+            if (tag, attr) in LOADED:
+                self.loads += [part.split()[0] for part in value.split(",") if part.strip()] if "srcset" in attr \
+                    else [value]
+            elif attr == "style":
+                self.loads += CSS_URL.findall(value)
+        if tag == "link" and a.get("href") and FETCHED_LINKS & set((a.get("rel") or "").lower().split()):
+            self.loads.append(a["href"])
+        self._style = tag == "style"
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self._index_depth:
+            self._index_depth -= 1
+        self._style = False
+
+    def handle_data(self, data):
+        if self._style:
+            self.loads += CSS_URL.findall(data)
+
+
+def page_file(site: Path, address: str) -> Path | None:
+    """The file the test server sends for ``address`` (a path below the site, #fragment dropped)."""
+    path = site / urllib.parse.unquote(urllib.parse.urlsplit(address).path).lstrip("/")
+    path = path / "index.html" if path.is_dir() else path
+    return path if path.is_file() else None
+
+
 @pytest.fixture(scope="module")
-def crawl(built_site, serve, browser):
-    """Every page of the built site loaded once, until the network is quiet: what the tests of the
-    whole site read from each (status, headings, links to figures, figures), by the address it was
-    loaded from, and every problem seen on the way (``watched``)."""
+def pages(built_site) -> dict[str, dict]:
+    """Every page of the built site (and its 404 page), parsed: its address below the site ->
+    ``h1`` (how many), ``ids``, ``links``, ``index`` (the /bench index's links), ``figures`` and
+    ``loads`` (every link and address resolved against the page's own), and its size in bytes."""
+    found = {}
+    for address in [*site_pages(built_site), "/404.html"]:
+        file = page_file(built_site, address)
+        facts = _Facts()
+        facts.feed(file.read_text(encoding="utf-8"))
+        facts.close()
+
+        def resolved(refs):
+            return [urllib.parse.urljoin(SITE + address, ref) for ref in refs]  # noqa: B023
+
+        found[address] = {"h1": facts.h1, "ids": facts.ids, "links": resolved(facts.links),
+                          "index": resolved(facts.index), "figures": facts.figures,
+                          "loads": resolved(facts.loads), "size": file.stat().st_size}
+    return found
+
+
+SITE = "http://site.test"  # the origin the parsed pages' links are resolved against
+
+
+def kind(address: str) -> str:
+    """Which kind of page an address is: each kind is drawn by its own template or code path."""
+    parts = [p for p in address.strip("/").split("/") if p]
+    if address == "/404.html":
+        return "404"
+    if parts[:1] == ["bench"]:
+        if parts[1:2] == ["changes"]:
+            return "changes page"
+        return ["/bench index", "figure page", "machine page", "session page"][min(len(parts) - 1, 3)]
+    if parts[:1] == ["lessons"]:
+        return "lesson"
+    return "home" if not parts else "chapter"
+
+
+def each_kind(pages: dict[str, dict]) -> list[str]:
+    """Every chapter, lesson and special page (each is written by hand, with markers of its own),
+    and of the pages generated by the hundred (/bench's figure, machine, session and changes pages)
+    the first and the largest of each kind."""
+    chosen = []
+    for which in sorted({kind(a) for a in pages}):
+        of_kind = sorted(a for a in pages if kind(a) == which)
+        if which in ("figure page", "machine page", "session page", "changes page"):
+            of_kind = sorted({of_kind[0], max(of_kind, key=lambda a: pages[a]["size"])})
+        chosen += of_kind
+    return chosen
+
+
+def test_every_page_has_a_heading_and_loads_only_files_of_the_site(built_site, pages):
+    """Read from every page as written: a heading, and every file the page makes a browser load
+    (scripts, styles, images, icons, CSS urls) is a file of the site, none from another host (the
+    site works offline; a browser reported a missing one as a console error)."""
+    assert len(pages) >= 100
+    outside, missing = [], []
+    for address, seen in pages.items():
+        assert seen["h1"] >= 1, address
+        for url in seen["loads"]:
+            if url.startswith(("data:", "blob:")) or url.startswith(SITE + address + "#"):
+                continue
+            if not url.startswith(SITE + "/"):
+                outside.append((address, url))
+            elif page_file(built_site, url.removeprefix(SITE)) is None:
+                missing.append((address, url))
+    assert outside == [] and missing == [], (outside[:5], missing[:5])
+
+
+@pytest.fixture(scope="module")
+def walk(built_site, serve, browser, pages):
+    """Each kind of page (``each_kind``) loaded in Chromium until the network is quiet: what the
+    tests read from each, and every problem seen on the way (``watched``)."""
     base = serve(built_site)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = watched(context.new_page(), [])
-    pages = {}
-    for url, response, tab in visit(pg, [base + p.replace("//", "/") for p in site_pages(built_site)],
-                                    until="networkidle"):
-        pages[url] = {
-            "ok": response.ok, "h1": tab.locator("h1").count(), "address": tab.url.split("#")[0],
-            "links": tab.eval_on_selector_all("a[href*='#fig-']", "els => els.map(e => e.href)"),
-            "figures": tab.eval_on_selector_all(".bench-figure[data-figure]", "els => els.map(e => e.dataset.figure)"),
-            "ids": tab.eval_on_selector_all("[id]", "els => els.map(e => e.id)"),
-            "index": tab.eval_on_selector_all(".bench-index a[href]", "els => els.map(e => e.href)"),
-        }
+    seen = {}
+    for url, response, tab in visit(pg, [base + a for a in each_kind(pages)], until="networkidle"):
+        seen[url.removeprefix(base)] = {
+            "ok": response.ok, "h1": tab.locator("h1").count(),
+            "caps": tab.eval_on_selector_all(".bench-samples path[data-run]",
+                                             "ps => ps.map(p => getComputedStyle(p).strokeLinecap)")}
     context.close()
-    return pages, pg.problems
+    return seen, pg.problems
 
 
-def test_every_page_loads_clean_and_offline(crawl):
-    pages, problems = crawl
-    assert len(pages) >= 2
-    for url, seen in pages.items():
-        assert seen["ok"], url
-        assert seen["h1"] >= 1, url
+def test_each_kind_of_page_loads_clean_and_offline(walk, pages):
+    seen, problems = walk
+    assert {kind(a) for a in seen} == {kind(a) for a in pages} >= {
+        "home", "chapter", "lesson", "404", "/bench index", "figure page", "machine page", "session page",
+        "changes page"}
+    for address, facts in seen.items():
+        assert facts["ok"] or address == "/404.html", address
+        assert facts["h1"] >= 1, address
     assert problems == []
 
 
-def test_every_figure_anchor_resolves(crawl, page):
-    """Every link to a figure, and every figure's own anchor, opened as a reader opens it (with its
-    #fragment, so the tabs script and the theme act on it): the element is there once when the page
-    has loaded, and nothing goes wrong."""
-    pages, _ = crawl
-    targets = {href for seen in pages.values() for href in seen["links"]}
-    targets |= {f"{seen['address']}#{fig}" for seen in pages.values() for fig in seen["figures"]}
-    assert targets
-    for url, _, tab in visit(page, sorted(targets)):
+def figure_targets(pages: dict[str, dict]) -> set[str]:
+    """Every link to a figure (``#fig-…``, a machine's tab ``#fig-…--machine`` included) and every
+    figure's own anchor, as addresses below the site."""
+    targets = {link.removeprefix(SITE) for seen in pages.values() for link in seen["links"]
+               if "#fig-" in link and link.startswith(SITE)}
+    return targets | {f"{address}#{fig}" for address, seen in pages.items() for fig in seen["figures"]}
+
+
+def test_every_figure_anchor_names_one_element(built_site, pages):
+    """Every link to a figure, and every figure's own anchor: its page is there and the #fragment
+    names one element in it (the tabs script opens a tab by that id)."""
+    targets = figure_targets(pages)
+    assert len(targets) >= 100
+    for target in sorted(targets):
+        address, _, anchor = target.partition("#")
+        address = address if address in pages else address.rstrip("/") + "/"
+        assert address in pages, target
+        assert pages[address]["ids"].count(urllib.parse.unquote(anchor)) == 1, target
+
+
+def test_a_figure_anchor_of_each_kind_opens_in_chromium(built_site, pages, serve, page):
+    """A figure's anchor and a machine tab's, on each kind of page that has them, opened as a
+    reader opens it (with its #fragment, so the tabs script and the theme act on it): the element
+    is there once when the page has loaded, and nothing goes wrong. (Every other such anchor names
+    one element in its page as written: test_every_figure_anchor_names_one_element.)"""
+    by_kind = {}
+    for target in sorted(figure_targets(pages)):
+        address, _, anchor = target.partition("#")
+        by_kind.setdefault((kind(address), "--" in anchor), []).append(target)
+    chosen = sorted({t for found in by_kind.values() for t in (found[0], found[-1])})
+    assert {k for k, _ in by_kind} >= {"chapter", "figure page"} and any(tab for _, tab in by_kind)
+    server = serve(built_site)
+    for url, _, tab in visit(page, [server + t for t in chosen]):
         anchor = url.split("#", 1)[1]
         assert tab.locator(f"[id='{anchor}']").count() == 1, url
     assert page.problems == []
 
 
-def test_every_link_on_the_bench_index_resolves(crawl):
+def test_every_link_on_the_bench_index_resolves(built_site, pages):
     """Each link of the /bench index (every figure on every machine) reaches a page of the site, or
-    a download, and its #fragment names one element there (read from the walk: no page loaded twice)."""
-    pages, _ = crawl
-    (hrefs,) = [seen["index"] for url, seen in pages.items() if url.endswith("/bench/")]
+    a download, and its #fragment names one element there."""
+    hrefs = pages["/bench/"]["index"]
     assert len(hrefs) >= 6
     for href in hrefs:
-        address, _, anchor = href.partition("#")
-        if href.endswith(".csv.gz"):  # a download, not a page
-            with urllib.request.urlopen(href) as response:
-                assert response.status == 200, href
+        address, _, anchor = href.removeprefix(SITE).partition("#")
+        assert href.startswith(SITE + "/"), href
+        if address.endswith(".csv.gz"):  # a download, not a page
+            assert page_file(built_site, address) is not None, href
             continue
-        assert address in pages and pages[address]["ok"], href
+        assert address in pages, href
         if anchor:
             assert pages[address]["ids"].count(anchor) == 1, href
 
@@ -359,19 +523,16 @@ def test_the_run_it_yourself_page_shows_wall_times_from_the_data(built_site, ser
     assert page.problems == []
 
 
-def test_every_chart_draws_its_dots(built_site, serve, page):
+def test_every_chart_draws_its_dots(walk, pages):
     """A dot is a zero-length stroke: without round caps it draws nothing. A page-wide stylesheet
-    (matplotlib's SVG brings "*{stroke-linecap: butt}") must not take them away."""
-    base = serve(built_site)
-    checked = 0
-    chapters = [base + p.replace("//", "/") for p in site_pages(built_site)
-                if not p.startswith("/bench/")]  # /bench has the same charts as the chapters, on lighter pages
-    for url, _, tab in visit(page, chapters):
-        caps = tab.eval_on_selector_all(".bench-samples path[data-run]",
-                                        "ps => ps.map(p => getComputedStyle(p).strokeLinecap)")
-        assert set(caps) <= {"round"}, (url, set(caps))
-        checked += len(caps)
-    assert checked
+    (matplotlib's SVG brings "*{stroke-linecap: butt}") must not take them away. Read on every
+    chapter and the lesson (each has its own stylesheets and outputs) and on each kind of /bench
+    page (the same charts as the chapters, on lighter pages): the walk above."""
+    seen, _ = walk
+    assert {a for a in pages if kind(a) in ("chapter", "lesson")} <= set(seen)
+    for address, facts in seen.items():
+        assert set(facts["caps"]) <= {"round"}, (address, set(facts["caps"]))
+    assert sum(len(facts["caps"]) for facts in seen.values())
 
 
 WIDE_FIGURES = """() => [...document.querySelectorAll('.bench-timeline, .bench-roofline')]
