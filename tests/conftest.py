@@ -27,15 +27,23 @@ def load_hook(name: str, monkeypatch) -> object:
     return module
 
 
-def _mkdocs(out: Path, results: Path | None, strict: bool, extra_env: dict, args: tuple[str, ...]):
+# mkdocs run with one more logger shown: the lesson plugin's, which says at debug level when the build
+# itself converts the notebook (benchsite/lesson_plugin.py). mkdocs' own level stays as `make site`
+# has it: it is a part of every build cache key (benchsite/sitesetup.py), and `-v` would change it.
+NOTEBOOK_LOG = ("import logging, sys; logging.getLogger('mkdocs.plugins.bench-notebooks').setLevel(logging.DEBUG); "
+                "from mkdocs.__main__ import cli; sys.exit(cli())")
+
+
+def _mkdocs(out: Path, results: Path | None, strict: bool, extra_env: dict, args: tuple[str, ...],
+            notebook_log: bool = False):
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **extra_env)
     for var in ("BENCH_RESULTS", "BENCH_MACHINE", "BENCH_STRICT", "BENCH_CLAIMS", "BENCH_CACHE", "BENCH_JOBS"):
         if var not in extra_env:
             env.pop(var, None)
     if results is not None:
         env["BENCH_RESULTS"] = str(results)
-    cmd = [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-d", str(out),
-           "--strict" if strict else "--no-strict", *args]
+    mkdocs = [sys.executable, "-c", NOTEBOOK_LOG] if notebook_log else [str(REPO / ".venv" / "bin" / "mkdocs")]
+    cmd = [*mkdocs, "build", "-d", str(out), "--strict" if strict else "--no-strict", *args]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -53,22 +61,24 @@ def _session_folder(tmp_path_factory):
 
 def committed_build() -> tuple[Path, subprocess.CompletedProcess, Path]:
     """(site, its mkdocs run, its cache): the committed results built strict, as `make site` builds
-    them, cold on two workers; once a session, by the first test that builds anything."""
+    them, cold on two workers (its log shows when the build itself converts the notebook:
+    NOTEBOOK_LOG); once a session, by the first test that builds anything."""
     if "committed" not in _session:
         root = _session["tmp"].mktemp("committed")
         env = {"BENCH_CACHE": str(root / "cache"), "BENCH_JOBS": "2"}
-        _session["committed"] = (root / "site", _mkdocs(root / "site", None, True, env, ()), root / "cache")
+        _session["committed"] = (root / "site", _mkdocs(root / "site", None, True, env, (), notebook_log=True),
+                                 root / "cache")
     return _session["committed"]
 
 
-def build_site(out: Path, results: Path | None = None, strict: bool = True,
-               extra_env: dict | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def build_site(out: Path, results: Path | None = None, strict: bool = True, extra_env: dict | None = None,
+               args: tuple[str, ...] = (), notebook_log: bool = False) -> subprocess.CompletedProcess:
     """``mkdocs build`` into ``out``, optionally from another results folder (``args``: more options),
     with the session's build cache unless ``extra_env`` names one (``BENCH_CACHE``)."""
     extra_env = dict(extra_env or {})
     if "BENCH_CACHE" not in extra_env:
         extra_env["BENCH_CACHE"] = str(committed_build()[2])
-    return _mkdocs(out, results, strict, extra_env, args)
+    return _mkdocs(out, results, strict, extra_env, args, notebook_log)
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +91,7 @@ def built_site():
 
 @pytest.fixture(scope="session")
 def built_site_log(built_site) -> str:
-    """What the build of ``built_site`` logged (cold, two workers)."""
+    """What the build of ``built_site`` logged (cold, two workers, NOTEBOOK_LOG)."""
     return committed_build()[1].stderr
 
 
