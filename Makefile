@@ -110,12 +110,17 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # Two tiers (CONTRIBUTING.md): test-fast leaves out the tests marked slow (site builds, Chromium,
-# figure scripts and other programs, the wheel); test runs both.
+# figure scripts and other programs, the wheel); test runs both. In TEST_JOBS processes
+# (pytest-xdist), each taking a whole test module at a time, so a module's fixtures are made once;
+# what several modules share is made once a run (tests/conftest.py, once). TEST_JOBS=0: one process.
+TEST_JOBS ?= 2
+PYTEST = $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+
 test: $(STAMP) ## Run every test, both tiers (about 12 minutes on 2 cores, 3 of them in Chromium)
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about 80 s; run it on every change)
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check .

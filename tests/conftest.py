@@ -1,7 +1,10 @@
+import fcntl
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +53,8 @@ def _mkdocs(out: Path, results: Path | None, strict: bool, extra_env: dict, args
 # One build cache for the whole session, in its temporary folder (the repository's .cache/bench is
 # left alone): the committed site is built into it first, cold and on two workers, and every later
 # build that names no cache of its own reads it warm. Its entries are keyed by what made them, so
-# one cache serves builds of different results folders (tests/test_warm_build.py checks that).
+# one cache serves builds of different results folders (tests/test_warm_build.py checks that), and
+# written atomically, so builds running at once share it.
 _session: dict = {}
 
 
@@ -59,16 +63,55 @@ def _session_folder(tmp_path_factory):
     _session["tmp"] = tmp_path_factory  # nothing is built until a test asks
 
 
+# --- made once a run, whichever process asks first -----------------------------------------------
+# make test runs the tests in two processes (pytest-xdist, -n 2): each has session fixtures of its
+# own, so the builds and runs every test module shares are made through once(): the first process
+# to ask makes it, under a lock, in a folder both see; the other waits for it and reads back what it
+# returned. Without xdist it is a session fixture like any other.
+
+def _shared_folder() -> Path:
+    """This run's temporary folder, or with pytest-xdist the one its workers' folders are in."""
+    base = _session["tmp"].getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared"
+
+
+def once(name: str, make):
+    """``make(folder)``, run once a test run in a new ``folder``: what it returned (JSON: paths as
+    strings, programs' runs through ``ran``), to every process that asks."""
+    if name not in _session:
+        root = _shared_folder()
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, or its process ends
+            done = root / f"{name}.json"
+            if not done.is_file():
+                shutil.rmtree(root / name, ignore_errors=True)  # what a failed attempt left
+                (root / name).mkdir()
+                done.write_text(json.dumps(make(root / name)))
+            _session[name] = json.loads(done.read_text())
+    return _session[name]
+
+
+def ran(proc: subprocess.CompletedProcess) -> dict:
+    return {"args": [str(a) for a in proc.args], "returncode": proc.returncode, "stdout": proc.stdout,
+            "stderr": proc.stderr}
+
+
+def run_of(kept: dict) -> subprocess.CompletedProcess:
+    return subprocess.CompletedProcess(kept["args"], kept["returncode"], kept["stdout"], kept["stderr"])
+
+
 def committed_build() -> tuple[Path, subprocess.CompletedProcess, Path]:
     """(site, its mkdocs run, its cache): the committed results built strict, as `make site` builds
     them, cold on two workers (its log shows when the build itself converts the notebook:
-    NOTEBOOK_LOG); once a session, by the first test that builds anything."""
-    if "committed" not in _session:
-        root = _session["tmp"].mktemp("committed")
+    NOTEBOOK_LOG); once a run, by the first test that builds anything."""
+    def make(root: Path):
         env = {"BENCH_CACHE": str(root / "cache"), "BENCH_JOBS": "2"}
-        _session["committed"] = (root / "site", _mkdocs(root / "site", None, True, env, (), notebook_log=True),
-                                 root / "cache")
-    return _session["committed"]
+        return ran(_mkdocs(root / "site", None, True, env, (), notebook_log=True))
+
+    kept = once("committed", make)
+    root = _shared_folder() / "committed"
+    return root / "site", run_of(kept), root / "cache"
 
 
 def build_site(out: Path, results: Path | None = None, strict: bool = True, extra_env: dict | None = None,
@@ -97,53 +140,55 @@ def built_site_log(built_site) -> str:
 
 def smoke_run(script: Path) -> tuple[subprocess.CompletedProcess, Path]:
     """``script`` run once at smoke sizes through the runner, as `make bench` runs it, on a machine
-    labelled ``smoke-test``: (the run, its results folder). Once a session per script: the smoke
+    labelled ``smoke-test``: (the run, its results folder). Once a run per script: the smoke
     test of every script (tests/test_runner.py) and the tests of one figure's rows
     (tests/benchfixtures.py, run_worker) read the same run."""
-    key = ("smoke", script.stem)
-    if key not in _session:
-        results = _session["tmp"].mktemp(f"smoke-{script.stem}") / "results"
-        proc = subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results", str(results)],
-                              cwd=REPO, capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, MACHINE="smoke-test"))
-        _session[key] = (proc, results)
-    return _session[key]
+    def make(root: Path):
+        return ran(subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results",
+                                   str(root / "results")], cwd=REPO, capture_output=True, text=True, timeout=300,
+                                  env=dict(os.environ, MACHINE="smoke-test")))
+
+    name = f"smoke-{script.stem}"
+    return run_of(once(name, make)), _shared_folder() / name / "results"
 
 
 @pytest.fixture(scope="session")
-def damaged_results(tmp_path_factory) -> Path:
+def damaged_results() -> Path:
     """A results folder of bad inputs, built three ways for three test modules: the reference
     machine with one figure damaged in each way (tests/test_bad_site.py), one damaged file on
     another machine (tests/test_bad_inputs.py), markup in every text field of a third
     (tests/test_escaping.py). Read it, never write it."""
     from test_bad_site import damaged_folder
 
-    return damaged_folder(tmp_path_factory.mktemp("damaged") / "results")
+    once("damaged", lambda root: str(damaged_folder(root / "results")))
+    return _shared_folder() / "damaged" / "results"
 
 
 @pytest.fixture(scope="session")
-def damaged_strict_twice(damaged_results, tmp_path_factory) -> tuple[list, Path]:
+def damaged_strict_twice(damaged_results) -> tuple[list, Path]:
     """Two strict builds of ``damaged_results`` with one new cache: the first cold, with worker
     processes filling the cache before the build (benchsite/build/parallel.py), the second on that
     cache. ([both mkdocs runs], the cache)."""
-    tmp = tmp_path_factory.mktemp("strict")
-    cache = {"BENCH_CACHE": str(tmp / "cache"), "BENCH_JOBS": "2"}
-    procs = [build_site(tmp / f"site-{attempt}", damaged_results, strict=True, extra_env=cache)
-             for attempt in (1, 2)]
-    return procs, tmp / "cache"
+    def make(root: Path):
+        cache = {"BENCH_CACHE": str(root / "cache"), "BENCH_JOBS": "2"}
+        return [ran(build_site(root / f"site-{attempt}", damaged_results, strict=True, extra_env=cache))
+                for attempt in (1, 2)]
+
+    kept = once("damaged-strict", make)
+    return [run_of(k) for k in kept], _shared_folder() / "damaged-strict" / "cache"
 
 
 @pytest.fixture(scope="session")
-def damaged_lenient(damaged_results, damaged_strict_twice,
-                    tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def damaged_lenient(damaged_results, damaged_strict_twice) -> tuple[Path, subprocess.CompletedProcess]:
     """``damaged_results`` built lenient, as `mkdocs serve` does: (site, its mkdocs run). On the
     strict builds' cache (strictness is no part of a cache key), which holds this folder's good
     pages; a page that reported a problem is never kept, so each is made again here."""
-    out = tmp_path_factory.mktemp("lenient") / "site"
-    proc = build_site(out, damaged_results, strict=False, extra_env={"BENCH_CACHE": str(damaged_strict_twice[1])})
+    cache = {"BENCH_CACHE": str(damaged_strict_twice[1])}
+    proc = run_of(once("damaged-lenient", lambda root: ran(build_site(root / "site", damaged_results, strict=False,
+                                                                      extra_env=cache))))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
-    return out, proc
+    return _shared_folder() / "damaged-lenient" / "site", proc
 
 
 # --- the two tiers -------------------------------------------------------------------------------
