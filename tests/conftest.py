@@ -138,18 +138,27 @@ def built_site_log(built_site) -> str:
     return committed_build()[1].stderr
 
 
-def smoke_run(script: Path) -> tuple[subprocess.CompletedProcess, Path]:
-    """``script`` run once at smoke sizes through the runner, as `make bench` runs it, on a machine
-    labelled ``smoke-test``: (the run, its results folder). Once a run per script: the smoke
-    test of every script (tests/test_runner.py) and the tests of one figure's rows
-    (tests/benchfixtures.py, run_worker) read the same run."""
+def smoke_runs() -> tuple[subprocess.CompletedProcess, Path]:
+    """Every figure script run once at smoke sizes in one session of the runner, as `make
+    bench-smoke` runs them (bench_scripts/run.py: one process a run, the runs interleaved), on a
+    machine labelled ``smoke-test``: (the session's run, its results folder). Once a run."""
     def make(root: Path):
-        return ran(subprocess.run([sys.executable, str(script), "--smoke", "--runs", "1", "--results",
-                                   str(root / "results")], cwd=REPO, capture_output=True, text=True, timeout=300,
-                                  env=dict(os.environ, MACHINE="smoke-test")))
+        return ran(subprocess.run([sys.executable, str(REPO / "bench_scripts" / "run.py"), "--runs", "1", "--smoke",
+                                   "--results", str(root / "results")], cwd=REPO, capture_output=True, text=True,
+                                  timeout=1200, env=dict(os.environ, MACHINE="smoke-test")))
 
-    name = f"smoke-{script.stem}"
-    return run_of(once(name, make)), _shared_folder() / name / "results"
+    return run_of(once("smoke", make)), _shared_folder() / "smoke" / "results"
+
+
+def smoke_run(script: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """``script``'s part of :func:`smoke_runs`: (the session's run, with exit status 0 when this
+    script's results file was written, which the runner does only when all its runs succeeded;
+    the results folder). The smoke test of every script (tests/test_runner.py) and the tests of one
+    figure's rows (tests/benchfixtures.py, run_worker) read the same run."""
+    session, results = smoke_runs()
+    written = (results / "smoke-test" / f"{script.stem}.csv").is_file()
+    return subprocess.CompletedProcess(session.args, 0 if written else (session.returncode or 1), session.stdout,
+                                       session.stderr), results
 
 
 @pytest.fixture(scope="session")

@@ -188,13 +188,28 @@ def test_an_interrupted_bench_loses_nothing(bench_dir, results, sig):
 @pytest.mark.slow
 @pytest.mark.parametrize("script", runner.figure_scripts(BENCH_DIR), ids=lambda p: p.stem)
 def test_every_figure_script_runs_in_smoke_mode(script):
-    """Each real figure script, tiny sizes, one run: it cannot rot unnoticed (the run is shared
-    with the tests of that figure's rows: conftest.smoke_run)."""
+    """Each real figure script, tiny sizes, one run: it cannot rot unnoticed. All of them run in
+    one session of the runner, as `make bench-smoke` runs them, shared with the tests of each
+    figure's rows (conftest.smoke_runs); a script run on its own goes through the same runner
+    (test_a_figure_script_run_on_its_own_goes_through_the_runner)."""
     proc, results = smoke_run(script)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     written = results / "smoke-test" / f"{script.stem}.csv"
     frame = load(ResultFile("smoke-test", script.stem, written))
     assert len(frame) > 0 and frame["run"].unique().tolist() == [0]
+
+
+@pytest.mark.slow
+def test_a_figure_script_run_on_its_own_goes_through_the_runner(bench_dir, results):
+    """`python bench_scripts/<stem>.py --runs R` (CONTRIBUTING.md): figure_main hands the runner
+    this script alone, with the options given; the runner writes its rows as for make bench."""
+    env = dict(os.environ, MACHINE="fake-machine", PYTHONPATH=str(bench_dir))
+    proc = subprocess.run([sys.executable, str(bench_dir / "good.py"), "--smoke", "--runs", "2", "--results",
+                           str(results)], cwd=bench_dir, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    written = load(ResultFile("fake-machine", "good", results / "fake-machine" / "good.csv"))
+    assert sorted(written["run"].unique().tolist()) == [0, 1]
+    assert not (results / "fake-machine" / "other.csv").exists()  # this script alone
 
 
 @pytest.mark.slow
