@@ -31,8 +31,8 @@ def load_hook(name: str, monkeypatch) -> object:
 
 
 # mkdocs run with one more logger shown: the lesson plugin's, which says at debug level when the build
-# itself converts the notebook (benchsite/lesson_plugin.py). mkdocs' own level stays as `make site`
-# has it: it is a part of every build cache key (benchsite/sitesetup.py), and `-v` would change it.
+# itself converts the notebook (benchsite/build/lesson_plugin.py). mkdocs' own level stays as `make site`
+# has it: it is a part of every build cache key (benchsite/build/sitesetup.py), and `-v` would change it.
 NOTEBOOK_LOG = ("import logging, sys; logging.getLogger('mkdocs.plugins.bench-notebooks').setLevel(logging.DEBUG); "
                 "from mkdocs.__main__ import cli; sys.exit(cli())")
 
