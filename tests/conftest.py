@@ -58,6 +58,16 @@ def _mkdocs(out: Path, results: Path | None, strict: bool, extra_env: dict, args
 _session: dict = {}
 
 
+@pytest.fixture(autouse=True)
+def _cache_of_this_checkout(monkeypatch):
+    """Each test starts with the build cache's default folder this checkout's: a plugin's
+    on_config, run in a test's process with a temporary mkdocs.yml, points it at that project
+    (cachefile.use_project) for the rest of the process."""
+    from benchsite.core import cachefile
+
+    monkeypatch.setattr(cachefile, "_PROJECT", [cachefile.REPO])
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_folder(tmp_path_factory):
     _session["tmp"] = tmp_path_factory  # nothing is built until a test asks
