@@ -185,26 +185,24 @@ def damaged_results() -> Path:
 
 @pytest.fixture(scope="session")
 def damaged_strict_twice(damaged_results) -> tuple[list, Path]:
-    """Two strict builds of ``damaged_results`` with one new cache: the first cold, with worker
-    processes filling the cache before the build (benchsite/build/parallel.py), the second on that
-    cache. ([both mkdocs runs], the cache)."""
+    """Two strict builds of ``damaged_results`` on the session's build cache: the first makes every
+    page of this folder (none is in the cache yet: a page's key holds every input it can read),
+    with worker processes filling the cache before the build (benchsite/build/parallel.py, two workers),
+    the second reads that cache. ([both mkdocs runs], the cache)."""
     def make(root: Path):
-        cache = {"BENCH_CACHE": str(root / "cache"), "BENCH_JOBS": "2"}
-        return [ran(build_site(root / f"site-{attempt}", damaged_results, strict=True, extra_env=cache))
+        return [ran(build_site(root / f"site-{attempt}", damaged_results, strict=True, extra_env={"BENCH_JOBS": "2"}))
                 for attempt in (1, 2)]
 
     kept = once("damaged-strict", make)
-    return [run_of(k) for k in kept], _shared_folder() / "damaged-strict" / "cache"
+    return [run_of(k) for k in kept], committed_build()[2]
 
 
 @pytest.fixture(scope="session")
 def damaged_lenient(damaged_results, damaged_strict_twice) -> tuple[Path, subprocess.CompletedProcess]:
-    """``damaged_results`` built lenient, as `mkdocs serve` does: (site, its mkdocs run). On the
-    strict builds' cache (strictness is no part of a cache key), which holds this folder's good
-    pages; a page that reported a problem is never kept, so each is made again here."""
-    cache = {"BENCH_CACHE": str(damaged_strict_twice[1])}
-    proc = run_of(once("damaged-lenient", lambda root: ran(build_site(root / "site", damaged_results, strict=False,
-                                                                      extra_env=cache))))
+    """``damaged_results`` built lenient, as `mkdocs serve` does: (site, its mkdocs run). After the
+    strict builds, on the same cache (strictness is no part of a cache key), which holds this
+    folder's good pages; a page that reported a problem is never kept, so each is made again here."""
+    proc = run_of(once("damaged-lenient", lambda root: ran(build_site(root / "site", damaged_results, strict=False))))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     return _shared_folder() / "damaged-lenient" / "site", proc
