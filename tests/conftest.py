@@ -59,6 +59,34 @@ _session: dict = {}
 
 
 @pytest.fixture(autouse=True)
+def _mkdocs_logging_as_it_was():
+    """Each test leaves MkDocs' logging as it found it: sitesetup.count_hidden_warnings (the
+    plugin's on_startup under -q) lowers the ``mkdocs`` logger's level, adds a handler and puts a
+    filter on every handler a record reaches, the test runner's capture handlers included, for the
+    rest of the process; later tests in that process then saw no warning."""
+    import logging
+
+    from benchsite.build import sitesetup
+
+    def chain():
+        logger = logging.getLogger("mkdocs")
+        while logger is not None:
+            yield logger
+            logger = logger.parent if logger.propagate else None
+
+    mkdocs_logger = logging.getLogger("mkdocs")
+    level, before = mkdocs_logger.level, {id(f) for lg in chain() for h in lg.handlers for f in h.filters}
+    yield
+    mkdocs_logger.setLevel(level)
+    for logger in chain():
+        for handler in list(logger.handlers):
+            if isinstance(handler, sitesetup._KeepHidden):
+                logger.removeHandler(handler)
+            handler.filters[:] = [f for f in handler.filters
+                                  if not isinstance(f, sitesetup._StillHidden) or id(f) in before]
+
+
+@pytest.fixture(autouse=True)
 def _cache_of_this_checkout(monkeypatch):
     """Each test starts with the build cache's default folder this checkout's: a plugin's
     on_config, run in a test's process with a temporary mkdocs.yml, points it at that project
