@@ -116,10 +116,10 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 TEST_JOBS ?= 2
 PYTEST = $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
-test: $(STAMP) ## Run every test, both tiers (about 12 minutes on 2 cores, 3 of them in Chromium)
+test: $(STAMP) ## Run every test, both tiers, in two processes (about 6.5 minutes on 2 cores)
 	$(PYTEST)
 
-test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about 80 s; run it on every change)
+test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about 50 s; run it on every change)
 	$(PYTEST) -m "not slow"
 
 lint: $(STAMP) ## ruff
