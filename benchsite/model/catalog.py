@@ -17,7 +17,7 @@ from typing import TypeVar
 import pandas as pd
 
 from benchkit import archive, layout
-from benchkit.provenance import harness_sha256, sha256_file
+from benchkit.provenance import harness_sha256
 from benchkit.schema import figure_id_for
 from benchsite import BENCH_DIR, REPO
 from benchsite.core.cachefile import cached, file_digest
@@ -26,7 +26,7 @@ from benchsite.model import comparisons
 from benchsite.model.figures import Figure, all_figures
 from benchsite.model.headline import Headline
 from benchsite.model.load import ResultFile, ResultsError, known, load
-from benchsite.model.staleness import CodeHash, caption_aliases, stale_reason
+from benchsite.model.staleness import CodeHash, code_hash, stale_reason
 from benchsite.model.table import Table, distinct_texts, run_days
 
 __all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "local_machine", "preferred_machine", "results_dir",
@@ -262,38 +262,60 @@ class Catalog:
         return self.frames[(fig_id, machine)]
 
     def table(self, fig_id: str, machine: str) -> Table:
-        """The table model of one figure on one machine, computed once per build."""
+        """The table model of one figure on one machine, computed once per build. One way down:
+        the catalog's own lookups first, then the comparison's check, today's code hashes
+        (``staleness``), the build cache (``cachefile``) and the table model (``table``), each once."""
         frame = self.frame(fig_id, machine)
-        return self.memo(("table", fig_id, machine), lambda: self._table(frame, fig_id, machine))
+        key = ("table", fig_id, machine)
+        if key not in self._memo:
+            self._memo[key] = self._table(frame, fig_id, machine)
+        return self._memo[key]
 
     def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
-        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
-        if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
-            sha = None
-            why = comparisons.problem(frame, fig, comparisons.side_file(self.results, machine, fig.stem))
-            if why:
-                self.errors[(fig_id, machine)] = why
-                del self.frames[(fig_id, machine)]
-                raise Unavailable(why)
+        fig = self.figures[fig_id]
+        known_sha = self._sha.get(fig_id)
+        harness = self.harness_sha if known_sha is None else ""
+        path = self.csv_path(fig_id, machine)
+        side = comparisons.side_file(self.results, machine, fig.stem) if fig.compare is not None else None
+        why = comparisons.problem(frame, fig, side) if side is not None else ""
+        if why:
+            self.errors[(fig_id, machine)] = why
+            del self.frames[(fig_id, machine)]
+            raise Unavailable(why)
+        # Today's hashes of the script and harness (its code is the recorded source for a comparison:
+        # never stale against bench_scripts/), then the table, kept by the file's digest.
+        sha = known_sha or self._sha.setdefault(fig_id, code_hash(fig.script, fig.script_rel, harness,
+                                                                  fig.compare is None))
+        sha = sha if fig.compare is None else None
         try:
             if not self.disk:
                 return Table.of(frame, fig, sha)
-            return self.stored("table", (self.csv_digest(fig_id, machine), machine, repr(fig), repr(sha)),
-                               lambda: Table.of(frame, fig, sha).detached()).attached(frame)
+            digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
+                ("sha", fig_id, machine), file_digest(path, self.cache))
+            return cached("table", repr((digest, machine, repr(fig), repr(sha))),
+                          lambda: Table.of(frame, fig, sha).detached()).attached(frame)
         except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
-            self.errors[(fig_id, machine)] = f"{self.csv_path(fig_id, machine)}:1: {err}"
+            self.errors[(fig_id, machine)] = f"{path}:1: {err}"
             del self.frames[(fig_id, machine)]
             raise Unavailable(self.errors[(fig_id, machine)]) from None
 
-    def tables(self) -> list[Table]:
-        """Every (figure, machine) table that can be made, in order."""
+    def tables(self, machine: str | None = None) -> list[Table]:
+        """Every (figure, machine) table that can be made (of one machine, if given), in order."""
         out = []
         for key in sorted(self.frames):
+            if machine is not None and key[1] != machine:
+                continue
             try:
                 out.append(self.table(*key))
             except Unavailable:
                 continue
         return out
+
+    @property
+    def derived(self) -> dict:
+        """Values the layers above derive from this catalog, by key, for this build (what
+        :meth:`memo` keeps): read and kept by the caller, so the catalog calls no code of theirs."""
+        return self._memo
 
     def trim(self, most: int = 48) -> None:
         """Once more than ``most`` frames were read back, forget them and everything derived from
@@ -343,12 +365,8 @@ class Catalog:
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
         if fig_id not in self._sha:
-            fig = self.figures[fig_id]
-            if fig.compare is not None:  # no script here: its code is in the figure (the recorded source)
-                self._sha[fig_id] = CodeHash("", self.harness_sha)
-                return self._sha[fig_id]
-            sha = sha256_file(fig.script)
-            self._sha[fig_id] = CodeHash(sha, self.harness_sha, caption_aliases(fig.script_rel, sha))
+            fig, harness = self.figures[fig_id], self.harness_sha
+            self._sha[fig_id] = code_hash(fig.script, fig.script_rel, harness, fig.compare is None)
         return self._sha[fig_id]
 
     @property

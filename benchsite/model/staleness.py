@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchkit.provenance import sha256_file
+
 CAPTION_EDITS = Path(__file__).with_name("caption_edits.csv")
 
 
@@ -40,6 +42,16 @@ def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS)
         found |= older
         frontier = older
     return frozenset(found)
+
+
+def code_hash(script: Path, script_rel: str, harness: str, has_script: bool = True) -> CodeHash:
+    """Today's hashes of what a figure's numbers depend on: its script (with the hashes its caption
+    edits replaced, :func:`caption_aliases`) and the harness (``harness``, hashed once per build by
+    the caller). A comparison has no script here (``has_script`` false): its code is in the figure."""
+    if not has_script:
+        return CodeHash("", harness)
+    sha = sha256_file(script)
+    return CodeHash(sha, harness, caption_aliases(script_rel, sha))
 
 
 def stale_reason(frame: pd.DataFrame, current: CodeHash) -> str:
