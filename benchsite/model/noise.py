@@ -12,14 +12,16 @@ prints them for any folder.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from benchsite.model import stats
+from benchsite.model import calibration, stats
 from benchsite.model.catalog import Catalog, Unavailable, results_dir
+from benchsite.model.table import Table
 
 
 @dataclass(frozen=True)
@@ -47,15 +49,14 @@ def noise_machine(cat: Catalog) -> str | None:
 
 def measured(cat: Catalog, machine: str) -> Noise:
     """The simulation's noise from every figure of ``machine`` (ValueError: too few runs)."""
+    return noise_of(machine, cat.tables(machine))
+
+
+def noise_of(machine: str, tables: list[Table]) -> Noise:
+    """:func:`measured` of the tables of one machine."""
     cells: list[np.ndarray] = []
     pairs: list[tuple[np.ndarray, np.ndarray]] = []
-    for fig_id in sorted(cat.figures):
-        if cat.problem(fig_id, machine):
-            continue
-        try:
-            tab = cat.table(fig_id, machine)
-        except Unavailable:
-            continue
+    for tab in tables:
         for row in tab.rows:
             cells += [m.dropna().to_numpy() for m in row.run_medians.values()]
             if tab.fig.ratio and all(v in row.run_medians for v in tab.fig.ratio):
@@ -78,23 +79,152 @@ class Shown:
 
 
 def shown(cat: Catalog) -> Shown:
+    refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
+    return shown_of(refs, cat.tables())
+
+
+def shown_of(refs: dict[str, str | None], tables: list[Table]) -> Shown:
+    """:func:`shown` of every table that can be made and each figure's reference machine."""
+    by_pair = {(tab.fig.id, tab.machine): tab for tab in tables}
     paired = unpaired = 0
-    machines = set()
-    for fig_id in sorted(cat.figures):
-        ref = cat.reference(fig_id)
-        for machine in cat.good_machines(fig_id):
-            try:
-                tab = cat.table(fig_id, machine)
-            except Unavailable:
-                continue
-            machines.add(machine)
-            paired += sum(r.verdict is not None for r in tab.rows)
-            if ref and machine != ref:
-                try:
-                    unpaired += len(set(tab.quantities) & set(cat.table(fig_id, ref).quantities))
-                except Unavailable:
-                    continue
-    return Shown(paired, unpaired, len(machines))
+    for tab in tables:
+        paired += sum(r.verdict is not None for r in tab.rows)
+        ref = by_pair.get((tab.fig.id, refs.get(tab.fig.id)))
+        if ref is not None and ref is not tab:
+            unpaired += len(set(tab.quantities) & set(ref.quantities))
+    return Shown(paired, unpaired, len({tab.machine for tab in tables}))
+
+
+# --- what the verdict markers show: plain data, rendered by views/verdict_rates.py -----------------
+
+@dataclass(frozen=True)
+class SimNoise:
+    """The noise a simulation of the verdict rules runs at: the model's (``stats.SIM_*``), or the one
+    :func:`measured` on ``machine`` (None for the model's), times a scale."""
+
+    run_sd: float
+    drift_sd: float
+    spread: float  # stats.sim_spread of the two
+    machine: str | None = None
+    cells: int = 0
+    pairs: int = 0
+
+
+def sim_noise(cat: Catalog, kind: str = "model", scale: float = 1.0) -> SimNoise:
+    """``kind`` "model" (stats.SIM_*) or "measured" (on :func:`noise_machine`, measured once per
+    build), times ``scale``; ValueError for another kind, :class:`Unavailable` with no results."""
+    if kind == "model":
+        run_sd, drift_sd = stats.SIM_RUN_SD * scale, stats.SIM_DRIFT_SD * scale
+        return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd))
+    if kind != "measured":
+        raise ValueError(f"noise= is model or measured, not {kind!r}")
+    machine = noise_machine(cat)
+    if machine is None:
+        raise Unavailable(f"no results in {cat.results} to measure the noise from")
+    found = cat.derived.get(("noise", machine))
+    if found is None:  # once per build: the tables of the machine, then their noise
+        found = cat.derived[("noise", machine)] = noise_of(machine, cat.tables(machine))
+    run_sd, drift_sd = found.run_sd * scale, found.drift_sd * scale
+    return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd), machine, found.cells, found.pairs)
+
+
+@functools.lru_cache(maxsize=16)
+def simulated(rule: str, run_sd: float, drift_sd: float) -> tuple:
+    """The seeded simulation of a rule at this noise (``"differ"``: stats.simulate_error_rates,
+    ``"same"``: stats.simulate_equivalence_rates), run once per process however many markers show it."""
+    simulate = stats.simulate_equivalence_rates if rule == "same" else stats.simulate_error_rates
+    return tuple(simulate(run_sd=run_sd, drift_sd=drift_sd))
+
+
+@dataclass(frozen=True)
+class Rates:
+    """A simulation of one verdict rule (``differ`` or ``same``) at one noise: its rate records."""
+
+    rule: str
+    noise: SimNoise
+    rates: tuple
+
+
+def verdict_rates(cat: Catalog, rule: str = "differ", kind: str = "model", scale: float = 1.0) -> Rates:
+    found = sim_noise(cat, kind, scale)
+    return Rates(rule, found, simulated(rule, found.run_sd, found.drift_sd))
+
+
+COUNTS = ("paired", "quoted", "unpaired", "machines", "paired-false", "unpaired-false")
+
+
+@dataclass(frozen=True)
+class Count:
+    """One count of :data:`COUNTS`: how many (verdicts, or machines); for a ``-false`` count, how many
+    verdicts the rule gave, its simulated false-positive rate at R = ``runs`` and the noise it ran at."""
+
+    what: str
+    count: int
+    rate: float = float("nan")
+    runs: int = 0
+    noise: SimNoise | None = None
+
+
+def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
+    """``what`` of :data:`COUNTS` (ValueError for another): the verdicts the figure panels (paired),
+    the prose (``quoted``, counted by the caller in the pages) and the /bench comparisons with the
+    reference (unpaired) show, on how many machines; or the false results that the simulated
+    false-positive rate at the measured noise and ``runs`` implies if no difference were real
+    (paired-false: over the panels' and the prose's verdicts together)."""
+    if what not in COUNTS:
+        raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
+    counts = cat.derived.get(("verdicts shown",))
+    if counts is None:  # once per build: each figure's reference machine, every table, then the counts
+        refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
+        counts = cat.derived[("verdicts shown",)] = shown_of(refs, cat.tables())
+    plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
+    if what in plain:
+        return Count(what, plain[what])
+    rule = what.removesuffix("-false")
+    found = sim_noise(cat, "measured")
+    rate = next(r.rate for r in simulated("differ", found.run_sd, found.drift_sd)  # the table's
+                if r.rule == rule and r.runs == runs and r.shift == 0)
+    return Count(what, plain["paired"] + quoted if rule == "paired" else plain["unpaired"], rate, runs, found)
+
+
+@dataclass(frozen=True)
+class AARule:
+    """One verdict rule on a figure's A/A pairs (``calibration``): its wrong calls and the rates."""
+
+    name: str
+    false_call: str
+    pairs: int
+    wrong: tuple[str, ...]  # the labels of the pairs it called wrongly
+    rate: float
+    interval: tuple[float, float]
+    at_site: float  # simulated at the site's noise (stats.SIM_*)
+    here: float  # simulated at the noise the pairs show
+
+
+@dataclass(frozen=True)
+class AARates:
+    fig_id: str
+    machine: str
+    runs: int
+    seen: calibration.Noise  # the noise the pairs show
+    rules: tuple[AARule, ...]
+
+
+def aa_rates(cat: Catalog, fig_id: str, machine: str | None = None) -> AARates:
+    """Per rule of ``calibration.RULES``, how many of the figure's A/A pairs on ``machine`` (by
+    default the one the prose quotes) it called wrongly, beside the simulated rate at the site's
+    noise and at the noise the pairs show; ValueError when no row has both A and B."""
+    machine = machine or cat.prose_machine(fig_id)
+    tab = cat.table(fig_id, machine)
+    found = calibration.pairs(tab)
+    if not found:
+        raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
+    runs, seen = calibration.runs_of(found), calibration.noise(found)
+    rules = tuple(AARule(c.rule.name, c.rule.false_call, c.pairs, c.wrong, c.rate, c.interval,
+                         calibration.simulated(c.rule, runs),
+                         calibration.simulated(c.rule, runs, seen.run_sd, seen.drift_sd))
+                  for c in calibration.measured(found))
+    return AARates(fig_id, machine, runs, seen, rules)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.pages import history, pages, yours
 from benchsite.views import carryover, claims, fmt, quantities, render, walltime
+from benchsite.views import verdict_rates as verdict_views
 from benchsite.views.html import render as template
 
 MARKER = re.compile(r"<!--\s*bench:([a-z-]+)(.*?)-->")
@@ -340,25 +341,8 @@ def detail_marker(args: list[str], ctx: Context) -> str:
     return render.detail_list(quotes.select(frame, opts) if opts else frame, f"{fig_id} on {machine}")
 
 
-# --- bench:verdict-rates, bench:verdict-rule ----------------------------------------------
-
-def _sim_noise(opts: dict[str, str], ctx: Context) -> tuple[float, float, str]:
-    """(run_sd, drift_sd, where they came from) for ``noise=model`` (stats.SIM_*, the default) or
-    ``noise=measured`` (read from the results of the machine the prose quotes, benchsite/model/noise.py),
-    times ``scale``."""
-    scale, kind = float(opts.pop("scale", "1")), opts.pop("noise", "model")
-    if kind == "model":
-        return stats.SIM_RUN_SD * scale, stats.SIM_DRIFT_SD * scale, "the model's noise"
-    if kind != "measured":
-        raise ValueError(f"noise= is model or measured, not {kind!r}")
-    machine = noise.noise_machine(ctx.catalog)
-    if machine is None:
-        raise Unavailable(f"no results in {ctx.catalog.results} to measure the noise from")
-    found = ctx.catalog.memo(("noise", machine), lambda: noise.measured(ctx.catalog, machine))
-    return (found.run_sd * scale, found.drift_sd * scale,
-            f"the noise measured on {machine} (medians over {found.cells} cells and {found.pairs} ratio pairs; "
-            "python -m benchsite.model.noise)")
-
+# --- bench:verdict-rates, bench:verdict-count, bench:aa-rates, bench:verdict-rule ------------
+# Each asks model/noise.py once for plain data, and views/verdict_rates.py renders it.
 
 def verdict_rates_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-rates [rule=differ|same] [noise=model|measured] [scale=10] -->``: the
@@ -366,97 +350,35 @@ def verdict_rates_marker(args: list[str], ctx: Context) -> str:
     paired and unpaired rules say "a result" with no true difference (false positives) and with true
     shifts (stats.simulate_error_rates); ``rule=same``: how often the equivalence rule says "the
     same" with true differences from none to beyond the margin (stats.simulate_equivalence_rates).
-    ``noise`` picks the simulated noise (see :func:`_sim_noise`), ``scale`` multiplies it."""
+    ``noise`` picks the simulated noise: ``model`` (stats.SIM_*, the default) or ``measured`` (read
+    from the results of the machine the prose quotes, benchsite/model/noise.py); ``scale`` multiplies it."""
     opts = _options(args)
-    rule = opts.pop("rule", "differ")
-    run_sd, drift_sd, source = _sim_noise(opts, ctx)
+    rule, scale, kind = opts.pop("rule", "differ"), float(opts.pop("scale", "1")), opts.pop("noise", "model")
+    if kind not in ("model", "measured"):
+        raise ValueError(f"noise= is model or measured, not {kind!r}")
     if opts or rule not in ("differ", "same"):
         raise ValueError(f"unknown options {', '.join(opts) or 'rule=' + rule} (known: rule=differ|same, "
                          "noise=model|measured, scale)")
-    spread = stats.sim_spread(run_sd, drift_sd)
-    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); {source}: run noise "
-            f"{fmt.percent(run_sd)} per variant and a shared per-run drift of {fmt.percent(drift_sd)} "
-            f"(standard deviations of the log run medians); one spread = {fmt.percent(spread)}.")
-    if rule == "same":
-        head, body = _same_rates(ctx, run_sd, drift_sd)
-        note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
-                 "false equivalence, as is anything beyond it.")
-    else:
-        head, body = _differ_rates(ctx, run_sd, drift_sd)
-        note += " The false-negative rate is one minus the power."
-    return str(template("verdict_rates.html", head=head, body=body, note=note))
-
-
-def _simulated(ctx: Context, simulate: Callable, run_sd: float, drift_sd: float) -> tuple:
-    """A simulation's rates at this noise, run once per build however many markers show them."""
-    return ctx.catalog.memo(("simulated", simulate.__name__, run_sd, drift_sd),
-                            lambda: tuple(simulate(run_sd=run_sd, drift_sd=drift_sd)))
-
-
-def _differ_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
-    rates = _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)
-    got = {(r.rule, r.runs, r.shift): r.rate for r in rates}
-    shifts = [s for s in stats.SIM_SHIFTS if s]
-    head = (["rule", "R", "false positives (no difference)"]
-            + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
-    body = []
-    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
-        for r in stats.SIM_RUNS:
-            body.append([what, str(r), fmt.percent(got[(rule, r, 0)])]
-                        + [fmt.percent(got[(rule, r, s)]) for s in shifts])
-    return head, body
-
-
-def _same_rates(ctx: Context, run_sd: float, drift_sd: float) -> tuple[list[str], list[list[str]]]:
-    rates = _simulated(ctx, stats.simulate_equivalence_rates, run_sd, drift_sd)
-    got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in rates}
-    said = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
-    head = ["rule", "R", "margin"] + [
-        "“the same” " + said.get(s, f"at {s:g} margins (false equivalence)" if s > 1 else f"at {s:g} margin")
-        for s in stats.SIM_EQUIV_SHIFTS]
-    body = []
-    for rule, what in (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)")):
-        for r in stats.SIM_RUNS:
-            for m in stats.SIM_MARGINS:
-                body.append([what, str(r), stats.margin_text(m)]
-                            + [fmt.percent(got[(rule, r, m, s)]) for s in stats.SIM_EQUIV_SHIFTS])
-    return head, body
+    found = noise.verdict_rates(ctx.catalog, rule, kind, scale)
+    return verdict_views.rates_table(found)
 
 
 QUOTED_VERDICT = re.compile(r"<!--\s*bench:value\s+fig-[\w-]+[^>]*\bstat=verdict\b")
-
-
-def _quoted_verdicts(ctx: Context) -> int:
-    """How many verdicts the pages quote in their prose (``bench:value ... stat=verdict``)."""
-    if ctx.docs_dir is None:
-        return 0
-    return sum(len(QUOTED_VERDICT.findall(p.read_text(encoding="utf-8"))) for p in sorted(ctx.docs_dir.rglob("*.md")))
 
 
 def verdict_count_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-count what=paired|quoted|unpaired|machines|paired-false|unpaired-false -->``:
     how many verdicts the site's figure panels (paired), its prose (quoted) and its /bench comparisons
     with the reference (unpaired) show, on how many machines, and how many false results the
-    simulated false-positive rate at the measured noise (R = the largest simulated) implies if no
-    difference were real (paired-false: over the panels' and the prose's verdicts together)."""
+    simulated false-positive rate at the measured noise (R = a default session's runs, one of
+    stats.SIM_RUNS) implies if no difference were real (paired-false: over the panels' and the
+    prose's verdicts together)."""
     what = _options(args).get("what", "")
-    counts = ctx.catalog.memo(("verdicts shown",), lambda: noise.shown(ctx.catalog))
-    plain = {"paired": counts.paired, "quoted": _quoted_verdicts(ctx), "unpaired": counts.unpaired}
-    if what in plain:
-        return render.value(str(plain[what]), "counted at build time (benchsite/model/noise.py, markers.py)")
-    if what == "machines":
-        return render.value(f"{counts.machines} machine{'s' if counts.machines != 1 else ''}",
-                            "counted at build time (benchsite/model/noise.py)")
-    if what not in ("paired-false", "unpaired-false"):
-        raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
-    rule = what.removesuffix("-false")
-    run_sd, drift_sd, source = _sim_noise({"noise": "measured"}, ctx)
-    runs = DEFAULT_RUNS  # a default session's runs: one of stats.SIM_RUNS
-    rate = next(r.rate for r in _simulated(ctx, stats.simulate_error_rates, run_sd, drift_sd)  # the table's
-                if r.rule == rule and r.runs == runs and r.shift == 0)
-    many = plain["paired"] + plain["quoted"] if rule == "paired" else plain["unpaired"]
-    return render.value(f"{rate * many:.1f}", f"{many} verdicts x {fmt.percent(rate)} simulated "
-                        f"false positives ({rule} rule, R = {runs}, {source})")
+    # How many verdicts the pages quote in their prose (bench:value ... stat=verdict).
+    quoted = 0 if ctx.docs_dir is None else sum(
+        len(QUOTED_VERDICT.findall(p.read_text(encoding="utf-8"))) for p in sorted(ctx.docs_dir.rglob("*.md")))
+    found = noise.verdict_count(ctx.catalog, what, quoted, DEFAULT_RUNS)
+    return verdict_views.count_value(found)
 
 
 def aa_rates_marker(args: list[str], ctx: Context) -> str:
@@ -466,33 +388,11 @@ def aa_rates_marker(args: list[str], ctx: Context) -> str:
     at the site's simulated noise and at the noise these pairs show."""
     fig_id = _figure_id(args, ctx)
     opts = _options(args[1:])
-    machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
+    machine = opts.pop("machine", None)
     if opts:
         raise ValueError(f"unknown options {', '.join(opts)} (known: machine)")
-    found = calibration.pairs(ctx.catalog.table(fig_id, machine))
-    if not found:
-        raise ValueError(f"no row of {fig_id} on {machine} has both {' and '.join(calibration.PAIR)}")
-    runs, seen = calibration.runs_of(found), calibration.noise(found)
-    # How each rule compares A and B is said in the list above the marker; which pairs got a wrong
-    # call is listed under the table, so the table fits a chapter's width.
-    head = ["rule", "wrong call on A/A data", "A/A pairs", "wrong calls", "measured rate (95 % interval)",
-            "simulated rate", "simulated at the noise measured here"]
-    body, called = [], []
-    for count in calibration.measured(found):
-        low, high = count.interval
-        at_site = calibration.simulated(count.rule, runs)
-        here = calibration.simulated(count.rule, runs, seen.run_sd, seen.drift_sd)
-        body.append([count.rule.name, count.rule.false_call, str(count.pairs), str(len(count.wrong)),
-                     f"{fmt.percent(count.rate)} [{fmt.percent(low)}..{fmt.percent(high)}]",
-                     fmt.percent(at_site), fmt.percent(here)])
-        called.append((count.rule.name, "; ".join(count.wrong) or "none"))
-    note = (f"{fig_id} on {machine}, {fmt.count(runs, 'run')}; one A/A pair per table row. The interval "
-            "is exact for independent pairs; these pairs share their runs and their session, so it is "
-            f"narrower than it should be. Simulated: {calibration.SIM_TRIALS} sets of {runs} runs per rule, "
-            f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
-            f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
-            f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
-    return str(template("verdict_rates.html", head=head, body=body, called=called, note=note))
+    found = noise.aa_rates(ctx.catalog, fig_id, machine)
+    return verdict_views.aa_table(found, calibration.SIM_TRIALS)
 
 
 def _agree_needed() -> str:

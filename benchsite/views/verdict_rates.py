@@ -1,0 +1,88 @@
+"""The verdict rules' rates and counts as the pages show them: the seeded simulation's table
+(``bench:verdict-rates``), the A/A calibration's table (``bench:aa-rates``) and one count in prose
+(``bench:verdict-count``), each rendered from the plain data ``model/noise.py`` hands over."""
+
+from __future__ import annotations
+
+from markupsafe import Markup
+
+from benchsite.model import stats
+from benchsite.model.noise import AARates, Count, Rates, SimNoise
+from benchsite.views import fmt
+from benchsite.views.html import render
+
+SAID = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
+RULES = (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)"))
+
+
+def source(noise: SimNoise) -> str:
+    """Where a simulation's noise came from, in words."""
+    if noise.machine is None:
+        return "the model's noise"
+    return (f"the noise measured on {noise.machine} (medians over {noise.cells} cells and {noise.pairs} ratio "
+            "pairs; python -m benchsite.model.noise)")
+
+
+def rates_table(found: Rates) -> str:
+    """The simulation of one rule as a table: ``differ``, how often the paired and unpaired rules
+    say "a result" with no true difference and with true shifts; ``same``, how often the equivalence
+    rule says "the same" with true differences from none to beyond the margin."""
+    noise = found.noise
+    note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); {source(noise)}: run noise "
+            f"{fmt.percent(noise.run_sd)} per variant and a shared per-run drift of {fmt.percent(noise.drift_sd)} "
+            f"(standard deviations of the log run medians); one spread = {fmt.percent(noise.spread)}.")
+    if found.rule == "same":
+        got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in found.rates}
+        head = ["rule", "R", "margin"] + [
+            "“the same” " + SAID.get(s, f"at {s:g} margins (false equivalence)" if s > 1 else f"at {s:g} margin")
+            for s in stats.SIM_EQUIV_SHIFTS]
+        body = [[what, str(r), stats.margin_text(m)]
+                + [fmt.percent(got[(rule, r, m, s)]) for s in stats.SIM_EQUIV_SHIFTS]
+                for rule, what in RULES for r in stats.SIM_RUNS for m in stats.SIM_MARGINS]
+        note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
+                 "false equivalence, as is anything beyond it.")
+    else:
+        got = {(r.rule, r.runs, r.shift): r.rate for r in found.rates}
+        shifts = [s for s in stats.SIM_SHIFTS if s]
+        head = (["rule", "R", "false positives (no difference)"]
+                + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
+        body = [[what, str(r), fmt.percent(got[(rule, r, 0)])] + [fmt.percent(got[(rule, r, s)]) for s in shifts]
+                for rule, what in RULES for r in stats.SIM_RUNS]
+        note += " The false-negative rate is one minus the power."
+    return str(render("verdict_rates.html", head=head, body=body, note=note))
+
+
+def aa_table(found: AARates, trials: int) -> str:
+    """The A/A calibration's table: per rule, the pairs it called wrongly, the measured rate with its
+    interval, the simulated rate at the site's noise and at the noise the pairs show (``trials``
+    simulated sets per rule); the pairs with a wrong call are listed under it."""
+    # How each rule compares A and B is said in the list above the marker; which pairs got a wrong
+    # call is listed under the table, so the table fits a chapter's width.
+    head = ["rule", "wrong call on A/A data", "A/A pairs", "wrong calls", "measured rate (95 % interval)",
+            "simulated rate", "simulated at the noise measured here"]
+    body = [[r.name, r.false_call, str(r.pairs), str(len(r.wrong)),
+             f"{fmt.percent(r.rate)} [{fmt.percent(r.interval[0])}..{fmt.percent(r.interval[1])}]",
+             fmt.percent(r.at_site), fmt.percent(r.here)] for r in found.rules]
+    called = [(r.name, "; ".join(r.wrong) or "none") for r in found.rules]
+    seen = found.seen
+    note = (f"{found.fig_id} on {found.machine}, {fmt.count(found.runs, 'run')}; one A/A pair per table row. The "
+            "interval is exact for independent pairs; these pairs share their runs and their session, so it is "
+            f"narrower than it should be. Simulated: {trials} sets of {found.runs} runs per rule, "
+            f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
+            f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
+            f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
+    return str(render("verdict_rates.html", head=head, body=body, called=called, note=note))
+
+
+def count_value(found: Count) -> Markup:
+    """One count in a sentence, with how it was counted in its tooltip."""
+    if found.noise is not None:  # the false results the simulated rate implies
+        rule = found.what.removesuffix("-false")
+        return render("value.html", text=f"{found.rate * found.count:.1f}", href=None, title=(
+            f"{found.count} verdicts x {fmt.percent(found.rate)} simulated false positives ({rule} rule, "
+            f"R = {found.runs}, {source(found.noise)})"))
+    if found.what == "machines":
+        return render("value.html", text=f"{found.count} machine{'s' if found.count != 1 else ''}", href=None,
+                      title="counted at build time (benchsite/model/noise.py)")
+    return render("value.html", text=str(found.count), href=None,
+                  title="counted at build time (benchsite/model/noise.py, markers.py)")
