@@ -165,10 +165,15 @@ def store_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def entry(kind: str, key: str) -> Path:
+    """Where :func:`cached` keeps the value of ``kind`` made from ``key``, under today's code."""
+    return cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
+
+
 def cached(kind: str, key: str, make: Callable[[], object]) -> object:
     """``make()``, kept under ``.cache/bench/<kind>/`` by ``key`` (a hash of everything it is made
     from) and :func:`code_version`: a warm build reads a session's table and page, never parses them."""
-    stored = cache_dir() / kind / f"{hashlib.sha256((key + code_version()).encode()).hexdigest()}.pkl"
+    stored = entry(kind, key)
     found = read(stored)
     if found is not None:
         return found
