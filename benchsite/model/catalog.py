@@ -8,7 +8,9 @@ and comparisons, is cached on it.
 
 from __future__ import annotations
 
+import gzip
 import os
+import zlib
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from benchkit import archive, layout
 from benchkit.provenance import harness_sha256
 from benchkit.schema import figure_id_for
 from benchsite import BENCH_DIR, REPO
+from benchsite.core import cachefile
 from benchsite.core.cachefile import cached, file_digest
 from benchsite.core.urls import machine_slug
 from benchsite.model import comparisons
@@ -332,7 +335,30 @@ class Catalog:
 
     def kept_files(self) -> dict[tuple[str, str], dict[str, tuple[Path, Path]]]:
         """Every kept session, by (machine, stem), listed once per build (``archive.kept_files``)."""
-        return self.memo(("kept-files",), lambda: archive.kept_files(self.results))
+        found = self._memo.get(("kept-files",))
+        if found is None:
+            found = self._memo[("kept-files",)] = archive.kept_files(self.results)
+        return found
+
+    def session_texts(self, fig_id: str, machine: str) -> SessionTexts:
+        """Every session of a figure on a machine as text, for ``sessions.py`` to judge: the kept
+        ones' files (:func:`read_kept`), then the latest (the results file's, compacted by
+        ``archive`` and kept under the build cache by the file's digest, :func:`latest_texts`)."""
+        fig = self.figures[fig_id]
+        path = self.csv_path(fig_id, machine)
+        kept, errors = [], {}
+        for sid, (summary, runs) in sorted(self.kept_files().get((machine, fig.stem), {}).items()):
+            try:
+                kept.append((sid, *read_kept(summary, runs), (str(summary), str(runs)), False))
+            except ResultsError as err:
+                errors[sid] = str(err)
+        latest = latest_texts(path, cache=self.cache) if (fig_id, machine) in self.frames else {}
+        # A kept session the results file holds too (archived once already, e.g. by a failed rerun)
+        # is read from the results file.
+        return SessionTexts((*((sid, summary, runs, (str(path), str(path)), True)
+                               for sid, (summary, runs) in latest.items()),
+                             *(k for k in kept if k[0] not in latest)),
+                            {sid: why for sid, why in errors.items() if sid not in latest})
 
     def by_slug(self, fig_id: str | None = None) -> dict[str, str]:
         """Machine slug (the URL part, ``urls.machine_slug``) -> machine, for one figure's
@@ -360,7 +386,10 @@ class Catalog:
 
     def csv_digest(self, fig_id: str, machine: str) -> str:
         """sha256 of the results file as loaded: what a cached panel was made from."""
-        return self.memo(("sha", fig_id, machine), lambda: file_digest(self.csv_path(fig_id, machine), self.cache))
+        found = self._memo.get(("sha", fig_id, machine))
+        if found is None:
+            found = self._memo[("sha", fig_id, machine)] = file_digest(self.csv_path(fig_id, machine), self.cache)
+        return found
 
     def current_sha(self, fig_id: str) -> CodeHash:
         """Today's hashes of what a figure's numbers depend on: its script and the harness."""
@@ -432,6 +461,63 @@ class Summary:
         frame = tab.frame
         return cls(tab.headline, tab.runs, run_days(frame),
                    ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale)
+
+
+@dataclass(frozen=True)
+class SessionTexts:
+    """The sessions of one figure on one machine, as :meth:`Catalog.session_texts` finds them."""
+
+    # (session id, summary text, runs text, (where the summary is, where the runs are), whether it is
+    # the latest: the results file's)
+    sessions: tuple[tuple[str, str, str, tuple[str, str], bool], ...]
+    errors: dict[str, str]  # session id -> why its kept files cannot be read (file:line)
+
+
+def read_kept(summary: Path, runs: Path) -> tuple[str, str]:
+    """A kept session's two files as text; a missing or unreadable one is refused (ResultsError)."""
+    texts = []
+    for path, other in ((summary, runs), (runs, summary)):
+        if not path.is_file():
+            raise ResultsError(f"{other}:1: {path.name} is missing beside it (a partial session)")
+        try:
+            texts.append(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
+            raise ResultsError(f"{path}:1: cannot read: {err}") from None
+    return texts[0], texts[1]
+
+
+def latest_store(digest: str) -> Path:
+    """Where the compacted texts of a results file (``digest``: its sha256) are kept."""
+    return cachefile.entry("sessions", digest)
+
+
+def latest_texts(path: Path, digest: str | None = None, cache: Path | None = None) -> dict[str, tuple[str, str]]:
+    """:func:`archive.compact_file` of a results file (session id -> its summary and runs texts),
+    kept under ``.cache/bench/sessions/`` by the file's sha256 (``digest``, else computed with
+    ``cache``) and the code (``cachefile.cached``): most of a warm build's time would go here. An
+    empty dict for a format-1 file, which has no session id (no session pages: its own pages stand)."""
+    digest = digest or file_digest(path, cache)
+    try:
+        return cached("sessions", digest, lambda: archive.compact_file(path))
+    except archive.ArchiveError:
+        return {}
+
+
+def keep_latest_texts(path: Path, digest: str, header: list[str], rows: list[list[str]]) -> None:
+    """What :func:`latest_texts` will find for the results file ``path`` (``digest``: its
+    sha256), compacted from the records the loader has just read and validated (``load.load``'s
+    ``records``), so a cold build parses each file once. The loader hands over the records of a
+    file that validated with one line per record: those are the ones :func:`archive.read_raw`
+    reads (no blank line, no short row, no bad quoting, no cell spanning lines). A file that
+    cannot be compacted is left to the build, which reports why."""
+    stored = latest_store(digest)
+    if stored.is_file():
+        return
+    try:
+        texts = archive.compact_records(path, header, rows)
+    except archive.ArchiveError:
+        return
+    cachefile.write(stored, texts)
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:

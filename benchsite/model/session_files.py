@@ -1,0 +1,159 @@
+"""A kept session's two files judged by the results file's validator (``load.py``): the summaries
+and the runs' provenance, each cell typed by ``load``'s rules and each row checked, then joined into
+one frame of one row per run and cell (``time_s`` the run's median). A damaged or partial session is
+refused with ``file:line`` (:class:`SessionError`). ``sessions.py`` makes each session's table model
+from the frame; the texts come from ``Catalog.session_texts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchkit import archive
+from benchkit.schema import (
+    NULLABLE_COLUMNS,
+    PROVENANCE_COLUMNS,
+    READABLE_VERSIONS,
+    V3_MISSING,
+    figure_id_for,
+)
+from benchsite.model import load
+from benchsite.model.catalog import read_kept
+from benchsite.model.load import param_columns
+
+RUN_COLUMNS = (*archive.RUN_KEY, *PROVENANCE_COLUMNS)
+# A summary-format-1 runs file: the provenance before schema 4's per-run columns (read as empty).
+RUN_COLUMNS_V1 = tuple(c for c in RUN_COLUMNS if c not in V3_MISSING)
+SUMMARY_INT = frozenset({"summary_version", "run", "samples", "cache_hits"})
+SUMMARY_TIME = frozenset({"median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s"})  # > 0
+SUMMARY_NUMBER = frozenset({"calls", "compiles", *archive.OPTIONAL_NUMBERS})  # >= 0 (medians: not whole)
+# The cells of a kept session by the results file's rules (load.cell): a column the results file
+# has reads as it does there (a run's provenance, a cell's run, variant and params), and the
+# summaries' statistics are times (> 0) and medians of counts (>= 0).
+SUMMARY_RULES = load.Rules(
+    ints=SUMMARY_INT, floats=SUMMARY_TIME | SUMMARY_NUMBER, nullable=NULLABLE_COLUMNS & set(archive.SUMMARY_COLUMNS),
+    positive=SUMMARY_TIME, non_negative=SUMMARY_NUMBER | (load.NON_NEGATIVE_COLUMNS & set(archive.SUMMARY_COLUMNS)))
+RUNS_RULES = dataclasses.replace(load.RESULTS, ints=load.RESULTS.ints | {"summary_version"})
+
+
+class SessionError(load.ResultsError):
+    """A kept session that cannot be trusted; the message starts with ``file:line:``."""
+
+
+# --- the validator: load's, with a kept session's columns and row rules ---------------------------
+
+RowChecks = Callable[[load.Columns, load.Columns, list[int]], list[load.Check]]  # (texts, typed, lines)
+
+
+def _read(text: str, where: str, formats: tuple[tuple[str, ...], ...], rules: load.Rules,
+          row_checks: RowChecks) -> tuple[load.Columns, list[int]]:
+    """One file of a kept session, typed by ``load``'s rules: its records and lines
+    (``load.split``), header (read by name, as a results file's; an older format's records
+    widened to the newest, the columns it lacks empty), cells and ``row_checks``; with the line
+    each row ends on."""
+    rec = load.split(text, where)
+    found = load.check_header(rec.header, where, formats, f"summary format {archive.SUMMARY_VERSION}")
+    newest = formats[-1]
+    return load.check_rows(rec, where, newest, rules, lambda raw, typed: row_checks(raw, typed, rec.lines),
+                           {c: "" for c in newest if c not in formats[found]}), rec.lines
+
+
+def _summary_version(typed: load.Columns) -> load.Check:
+    readable = " or ".join(str(v) for v in archive.READABLE_SUMMARY_VERSIONS)
+    versions = typed["summary_version"]
+    return (~np.isin(versions, archive.READABLE_SUMMARY_VERSIONS),
+            lambda i: f"summary_version {versions[i]} is not one this site reads ({readable}); see "
+                      f"results/README.md, 'Sessions kept'")
+
+
+def _summary_checks(where: str) -> RowChecks:
+    def checks(raw: load.Columns, typed: load.Columns, lines: list[int]) -> list[load.Check]:
+        low, q1, median, q3, high = (typed[c] for c in ("min_s", "q1_s", "median_s", "q3_s", "max_s"))
+        with np.errstate(invalid="ignore"):
+            ordered = (low <= q1) & (q1 <= median) & (median <= q3) & (q3 <= high)
+            few = typed["samples"] < 1
+        return [
+            _summary_version(typed),
+            (few, lambda i: f"samples is {typed['samples'][i]}; a summary needs at least one"),
+            (~ordered, lambda i: "min_s <= q1_s <= median_s <= q3_s <= max_s does not hold"),
+            load.params_check(raw),
+            load.duplicate_check(typed, list(archive.CELL_COLUMNS), where, lines,
+                                 lambda k: f"summary (run {k[0]}, variant {k[1]!r}, params {k[5]!r})"),
+        ]
+    return checks
+
+
+def _runs_checks(where: str, machine: str, stem: str, session: str) -> RowChecks:
+    expected = {"figure_id": figure_id_for(stem), "machine": machine, "session_id": session}
+    readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+
+    def checks(raw: load.Columns, typed: load.Columns, lines: list[int]) -> list[load.Check]:
+        def place(col: str) -> load.Check:
+            return (raw[col] != expected[col],
+                    lambda i: f"{col} {raw[col][i]!r} does not match its place (expected {expected[col]!r})")
+        versions = typed["schema_version"]
+        return [
+            _summary_version(typed),
+            (~np.isin(versions, READABLE_VERSIONS),
+             lambda i: f"schema_version {versions[i]} is not one this site reads (it reads {readable}); "
+                       f"see the format history in results/README.md"),
+            *(place(col) for col in expected),
+            load.session_id_check(raw),  # the folder's name, which every row repeats: a page's URL
+            load.timestamp_check(raw),
+            load.duplicate_check(typed, ["run"], where, lines, lambda k: f"run {k[0]}"),
+        ]
+    return checks
+
+
+def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: str, stem: str,
+          session: str) -> pd.DataFrame:
+    """One session's summaries joined with their runs' provenance: one row per run and cell,
+    ``time_s`` the run's median, params parsed into ``p_<key>`` columns (``load.param_columns``);
+    :class:`SessionError` (``file:line:``) at the first thing that breaks a rule."""
+    summary_at, runs_at = where
+    files = ((summary_text, summary_at, (archive.SUMMARY_COLUMNS,), SUMMARY_RULES, _summary_checks(summary_at)),
+             (runs_text, runs_at, (RUN_COLUMNS_V1, RUN_COLUMNS), RUNS_RULES,
+              _runs_checks(runs_at, machine, stem, session)))
+    read = []
+    try:  # the summaries, then the runs: the first error of the first file is the one reported
+        for text, at, formats, rules, checks in files:
+            read.append(_read(text, at, formats, rules, checks))
+    except load.ResultsError as err:
+        raise SessionError(str(err)) from None
+    (summaries, summary_lines), (runs, runs_lines) = read
+    # Between the two files: every run has its provenance and its summaries (a partial session not).
+    alone = np.flatnonzero(~np.isin(summaries["run"], runs["run"]))
+    if alone.size:
+        raise SessionError(f"{summary_at}:{summary_lines[alone[0]]}: run {summaries['run'][alone[0]]} has "
+                           f"no provenance in {Path(runs_at).name} (a partial session)")
+    bare = np.flatnonzero(~np.isin(runs["run"], summaries["run"]))
+    if bare.size:
+        raise SessionError(f"{runs_at}:{runs_lines[bare[0]]}: run(s) {', '.join(str(r) for r in runs['run'][bare])} "
+                           f"have no summaries in {Path(summary_at).name} (a partial session)")
+    # Each summary with its run's provenance (the runs file's columns, then the summary's), typed
+    # as ``load`` types the same columns of a results file; ``time_s`` the run's median.
+    at = pd.Index(runs["run"]).get_indexer(summaries["run"])
+    data = {col: summaries[col] if col in summaries else runs[col][at]
+            for col in (*RUN_COLUMNS, *archive.SUMMARY_COLUMNS) if col != "summary_version"}
+    data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
+    data["sample"] = np.zeros(len(at), dtype=np.int64)
+    data["detail"] = np.full(len(at), None, dtype=object)
+    frame = load.frame_of(data)
+    for col, values in param_columns(frame["params"]).items():
+        frame[col] = values
+    return frame
+
+
+def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
+    """A kept session's two files as text; a missing or unreadable one is refused (``Catalog.read_kept``)."""
+    try:
+        return read_kept(summary, runs)
+    except load.ResultsError as err:
+        raise SessionError(str(err)) from None
+
+
