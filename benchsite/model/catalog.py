@@ -274,27 +274,32 @@ class Catalog:
             self._memo[key] = self._table(frame, fig_id, machine)
         return self._memo[key]
 
-    def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
+    def _keys(self, fig_id: str, machine: str) -> tuple[Figure, Path, CodeHash, str]:
+        """(figure, results file, today's code hashes, the file's digest: "" without a build cache):
+        what a pair's table and summary are made from and kept by."""
         fig = self.figures[fig_id]
-        known_sha = self._sha.get(fig_id)
-        harness = self.harness_sha if known_sha is None else ""
+        known = self._sha.get(fig_id)
+        harness = self.harness_sha if known is None else ""
         path = self.csv_path(fig_id, machine)
-        side = comparisons.side_file(self.results, machine, fig.stem) if fig.compare is not None else None
-        why = comparisons.problem(frame, fig, side) if side is not None else ""
-        if why:
-            self.errors[(fig_id, machine)] = why
-            del self.frames[(fig_id, machine)]
-            raise Unavailable(why)
-        # Today's hashes of the script and harness (its code is the recorded source for a comparison:
-        # never stale against bench_scripts/), then the table, kept by the file's digest.
-        sha = known_sha or self._sha.setdefault(fig_id, code_hash(fig.script, fig.script_rel, harness,
-                                                                  fig.compare is None))
-        sha = sha if fig.compare is None else None
+        sha = known or self._sha.setdefault(fig_id, code_hash(fig.script, fig.script_rel, harness, fig.compare is None))
+        digest = ""
+        if self.disk:
+            digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
+                ("sha", fig_id, machine), file_digest(path, self.cache))
+        return fig, path, sha, digest
+
+    def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
+        fig, path, sha, digest = self._keys(fig_id, machine)
+        if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
+            sha = None
+            why = comparisons.problem(frame, fig, comparisons.side_file(self.results, machine, fig.stem))
+            if why:
+                self.errors[(fig_id, machine)] = why
+                del self.frames[(fig_id, machine)]
+                raise Unavailable(why)
         try:
             if not self.disk:
                 return Table.of(frame, fig, sha)
-            digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
-                ("sha", fig_id, machine), file_digest(path, self.cache))
             return cached("table", repr((digest, machine, repr(fig), repr(sha))),
                           lambda: Table.of(frame, fig, sha).detached()).attached(frame)
         except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
@@ -423,26 +428,33 @@ class Catalog:
     def summary(self, fig_id: str, machine: str) -> Summary:
         """What the /bench index and a figure's machines table show of a pair (:class:`Summary`),
         or :class:`Unavailable`; kept under the build cache by the file's digest and today's code
-        hashes, so a page that lists every machine reads no samples and no table."""
+        hashes (what the table is kept by), so a page that lists every machine reads no samples and
+        no table: only when the cache has no summary is the table made (:meth:`table`)."""
         if (fig_id, machine) in self.errors:
             raise Unavailable(self.errors[(fig_id, machine)])
-        if not self.disk:
-            return self.memo(("summary", fig_id, machine), lambda: Summary.of(self.table(fig_id, machine)))
-        fig, sha = self.figures[fig_id], self.current_sha(fig_id)
-
-        def made() -> tuple[str, Summary | None]:
-            try:
-                return ("", Summary.of(self.table(fig_id, machine)))
-            except Unavailable as err:
-                return (str(err), None)
-        # The file's path too: a pair that cannot be tabulated is stored as its error, which names it.
-        key = (self.csv_digest(fig_id, machine), str(self.csv_path(fig_id, machine)), machine, repr(fig), repr(sha))
-        error, found = self.memo(("summary", fig_id, machine), lambda: self.stored("summary", key, made))
+        memo = ("summary", fig_id, machine)
+        found = self._memo.get(memo)
+        if found is None:
+            def made() -> tuple[str, Summary | None]:
+                try:
+                    return ("", Summary.of(self.table(fig_id, machine)))
+                except Unavailable as err:
+                    if not self.disk:  # without a build cache, as the table: nothing kept
+                        raise
+                    return (str(err), None)
+            if self.disk:
+                fig, path, sha, digest = self._keys(fig_id, machine)
+                # The file's path too: a pair that cannot be tabulated is stored as its error, which names it.
+                found = cached("summary", repr((digest, str(path), machine, repr(fig), repr(sha))), made)
+            else:
+                found = made()
+            self._memo[memo] = found
+        error, value = found
         if error:
             self.errors[(fig_id, machine)] = error
             self.frames.pop((fig_id, machine), None)
             raise Unavailable(error)
-        return found
+        return value
 
 
 @dataclass(frozen=True)
