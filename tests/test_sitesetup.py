@@ -216,9 +216,10 @@ def test_the_bench_hook_keeps_no_expansion_that_reported_a_link(report, makes, m
     monkeypatch.setattr(bench, "_context", lambda *args: None)
     monkeypatch.setattr(bench.markers, "expand", expand)
     quiet_level.setLevel(logging.INFO)
-    build = SimpleNamespace(cache=SimpleNamespace(blocks_in=lambda text: {}, restore=lambda blocks: None), problems=0)
+    build = SimpleNamespace(cache=SimpleNamespace(blocks_in=lambda text: {}, restore=lambda blocks: None), problems=0,
+                            docs_now={})
     for _ in range(2):
-        assert bench._expand(build, {}, "a page", "a.md", "a/") == "a page"
+        assert bench._expand(build, {"docs_dir": str(tmp_path)}, "a page", "a.md", "a/") == "a page"
     assert len(calls) == makes
 
 

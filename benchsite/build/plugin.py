@@ -47,6 +47,7 @@ from benchsite.core.cachefile import cache_dir
 from benchsite.model import catalog as _catalog
 from benchsite.model import load, sessions
 from benchsite.pages import history, markers, pages
+from benchsite.pages.docsread import Docs
 from benchsite.views import roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
@@ -131,6 +132,7 @@ class Build:
     nav: object = None
     env: object = None
     state: str | None = None  # _state, once computed
+    docs_now: dict[str, str] = field(default_factory=dict)  # reads under docs/ as they are now (_reads_hold)
     old_site: sitedir.Removal | None = None  # the last build's pages, being removed (on_pre_build)
 
     def warn_once(self, message: str) -> None:
@@ -308,10 +310,11 @@ def on_nav(nav, config, files):
     # A notebook first: converting one is the longest job by far, and started last it would keep
     # one worker busy after the other had finished everything else.
     sources = sorted(files.documentation_pages(), key=lambda f: not f.src_uri.endswith(".ipynb"))
-    jobs = [parallel.Job(functools.partial(_warm_source, build, config, f),
-                         parallel.key("source", f.src_uri, f.content_string, state),
-                         "/bench page" if f.src_uri.startswith(BENCH_PAGES + "/") else "chapter")
-            for f in sources]
+    jobs: list[parallel.Job] = [
+        _SourceJob(functools.partial(_warm_source, build, config, f), _source_key(build, config, f, state),
+                   "/bench page" if f.src_uri.startswith(BENCH_PAGES + "/") else "chapter",
+                   rekey=functools.partial(_source_key, build, config, f, state))
+        for f in sources]
     kept = cachefile.names(writer.bodies)
     for file in build.direct:
         text, _ = file.source
@@ -370,14 +373,15 @@ def _warm_direct(build: Build, config, file: DirectPage, text: str, key: str) ->
         build.catalog.trim()
 
 
-def _context(build: Build, config, src_uri: str, url: str, first_line: int = 1) -> markers.Context:
+def _context(build: Build, config, src_uri: str, url: str, first_line: int = 1,
+             docs: Docs | None = None) -> markers.Context:
     return markers.Context(
         catalog=build.catalog,
         page=f"docs/{src_uri}",
         link=lambda target: get_relative_url(target, url or "."),
         on_problem=build.warn_once,
         src_uri=src_uri,
-        docs_dir=Path(config["docs_dir"]),
+        docs=docs if docs is not None else Docs(Path(config["docs_dir"])),
         site_url=config.get("site_url") or "",
         repo_url=config.get("repo_url") or "",
         cache=build.cache,
@@ -405,30 +409,37 @@ def _first_line(page, markdown: str) -> int:
 
 
 def _expand(build: Build, config, markdown: str, src_uri: str, url: str, first_line: int = 1) -> str:
-    """A page's markers expanded, from the build cache when the page, every input a marker can
-    read (``_state``) and the code are what they were and the last expansion reported nothing."""
-    stored = cache_dir() / "expanded" / f"{parallel.key(_state(build, config), src_uri, url, markdown)}.pkl"
+    """A page's markers expanded, from the build cache when the page, every input outside
+    ``docs/`` a marker can read (``_state``) and the code are what they were, every file under
+    ``docs/`` the last expansion read (recorded by ``Docs``) still holds what it read, and the
+    last expansion reported nothing."""
+    state = _state(build, config)
+    stored = cache_dir() / "expanded" / f"{parallel.key(state, src_uri, url, markdown)}.pkl"
     found = cachefile.read(stored)
-    if isinstance(found, dict):
+    if isinstance(found, dict) and _reads_hold(build, config, found.get("reads")):
         build.cache.restore(found["blocks"])
         return found["text"]
     warnings, problems = sitesetup.Reports(), build.problems
+    docs = Docs(Path(config["docs_dir"]))
     logging.getLogger("mkdocs").addHandler(warnings)
     try:
-        text = markers.expand(markdown, _context(build, config, src_uri, url, first_line))
+        text = markers.expand(markdown, _context(build, config, src_uri, url, first_line, docs))
     finally:
         logging.getLogger("mkdocs").removeHandler(warnings)
     if not warnings.count and build.problems == problems:
-        cachefile.write(stored, {"text": text, "blocks": build.cache.blocks_in(text)})
+        cachefile.write(stored, {"text": text, "blocks": build.cache.blocks_in(text), "reads": docs.reads})
+        cachefile.write(_reads_record(state, src_uri), docs.reads)
     return text
 
 
 def _state(build: Build, config) -> str:
-    """Everything a page's markers can read, hashed once per build: the site's set-up (the one code
-    version in it), whose numbers the pages quote, every figure's metadata, code hashes and the
-    state of each of its results files, the commits that hold the data, and the content of every
-    file under the results folder, ``bench_scripts/`` and ``docs/`` (chapters quote each other),
-    found by walking them: a new kind of file there is in the key without being named here."""
+    """Everything a page's markers can read outside ``docs/``, hashed once per build: the site's
+    set-up (the one code version in it), whose numbers the pages quote, every figure's metadata,
+    code hashes and the state of each of its results files, the commits that hold the data, and
+    the content of every file under the results folder and ``bench_scripts/``, found by walking
+    them: a new kind of file there is in the key without being named here. What a page reads
+    under ``docs/`` (chapters quote each other) is recorded as it is read and checked by
+    ``_reads_hold``: an edit to one chapter makes again only the pages that read it."""
     if build.state is None:
         cat = build.catalog
         h = hashlib.sha256(_Writer.code_of(config))
@@ -443,11 +454,48 @@ def _state(build: Build, config) -> str:
         for name, folder in (("results", cat.results), ("bench_scripts", cat.bench_dir)):
             # every results, side, kept-session and lesson file; every script and the harness
             h.update(f"{name}\0{_folder_digest(cat, folder)}\0".encode())
-        docs = Path(config["docs_dir"])
-        for path in sorted(p for p in docs.rglob("*") if p.is_file()):
-            h.update(f"{path.relative_to(docs)}\0{cachefile.file_digest(path, cat.cache)}\0".encode())
         build.state = h.hexdigest()
     return build.state
+
+
+def _reads_hold(build: Build, config, reads: object) -> bool:
+    """Whether every read under ``docs/`` that an expansion recorded (``Docs.reads``: a file's
+    digest, a listing's names) would read the same now; each is looked at once per build."""
+    if not isinstance(reads, dict):
+        return False
+    for key, value in reads.items():
+        if key not in build.docs_now:
+            digest = functools.partial(cachefile.file_digest, cache=build.catalog.cache)
+            build.docs_now[key] = Docs(Path(config["docs_dir"])).now(key, digest)
+        if build.docs_now[key] != value:
+            return False
+    return True
+
+
+def _reads_record(state: str, src_uri: str) -> Path:
+    """Where a page's last kept expansion says what it read under ``docs/`` (its warming job's key)."""
+    return cache_dir() / "expanded-reads" / f"{parallel.key(state, src_uri)}.pkl"
+
+
+def _source_key(build: Build, config, file: File, state: str) -> str:
+    """A mkdocs page's warming job's key: the page, ``_state`` and what its last kept expansion
+    read under ``docs/`` as it is now (a page never expanded, or whose expansion was not kept,
+    is warmed again)."""
+    reads = cachefile.read(_reads_record(state, file.src_uri))
+    now = repr(sorted(reads.items())) if isinstance(reads, dict) and _reads_hold(build, config, reads) else "-"
+    return parallel.key("source", file.src_uri, file.content_string, state, now)
+
+
+@dataclass(frozen=True)
+class _SourceJob(parallel.Job):
+    """A page's warming job, marked done under the key its inputs have after it ran: the
+    expansion it made recorded what it read."""
+
+    rekey: Callable[[], str] | None = None
+
+    @property
+    def done_file(self) -> Path | None:
+        return cache_dir() / "warmed" / self.rekey() if self.rekey else super().done_file
 
 
 def _folder_digest(cat: _catalog.Catalog, folder: Path) -> str:

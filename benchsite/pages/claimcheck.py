@@ -28,6 +28,7 @@ from benchsite import BENCH_DIR, REPO
 from benchsite.model.catalog import Catalog, Unavailable, local_machine, results_dir
 from benchsite.model.claim_syntax import ClaimError, split
 from benchsite.model.figures import CLAIM, all_figures
+from benchsite.pages.docsread import Docs
 from benchsite.views.claims import evaluate, plain, support
 
 DOCS = REPO / "docs"
@@ -52,18 +53,27 @@ class Checked:
     support: tuple[int, int] | None  # runs that bear it out alone, of how many
 
 
-def found_claims(docs: Path = DOCS, bench_dir: Path = BENCH_DIR) -> Iterator[Found]:
-    """Every claim in the chapters (page:line) and in the figure captions (script:line)."""
-    for page in sorted(docs.rglob("*.md")):
-        in_fence = False
-        for number, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
-            if re.match(r"\s*(```|~~~)", line):
-                in_fence = not in_fence
-            for match in () if in_fence else CLAIM.finditer(line):
-                yield Found(f"{page.relative_to(docs.parent)}:{number}", match.group(1), plain(match.group(2)))
+def found_claims(docs: Path | Docs | None = DOCS, bench_dir: Path = BENCH_DIR) -> Iterator[Found]:
+    """Every claim in the chapters (page:line) and in the figure captions (script:line); a build
+    hands in its page's ``Docs``, which records the chapters read."""
+    docs = Docs(docs) if isinstance(docs, Path) else docs
+    for page in docs.names("*.md") if docs else ():
+        for number, spec, words in docs.view(page, claims_in):
+            yield Found(f"{docs.name}/{page}:{number}", spec, words)
     for fig in sorted(all_figures(bench_dir).values(), key=lambda f: f.id):
         for match in CLAIM.finditer(fig.caption_src):
             yield Found(f"{fig.script_rel}:{fig.line}", match.group(1), plain(match.group(2)))
+
+
+def claims_in(text: str | None) -> tuple[tuple[int, str, str], ...]:
+    """A page's claims outside fenced code: (line, claim, its words)."""
+    found, in_fence = [], False
+    for number, line in enumerate((text or "").split("\n"), 1):
+        if re.match(r"\s*(```|~~~)", line):
+            in_fence = not in_fence
+        for match in () if in_fence else CLAIM.finditer(line):
+            found.append((number, match.group(1), plain(match.group(2))))
+    return tuple(found)
 
 
 def declared_machine(config: Path = REPO / "mkdocs.yml") -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from benchsite.model.claim_syntax import ClaimError
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.pages import history, pages, yours
+from benchsite.pages.docsread import Docs
 from benchsite.views import carryover, claims, fmt, quantities, render, walltime
 from benchsite.views import verdict_rates as verdict_views
 from benchsite.views.html import render as template
@@ -62,7 +63,7 @@ class Context:
     link: Callable[[str], str]  # site path -> URL relative to this page
     on_problem: Callable[[str], None]  # report a bad results file (a warning in the build)
     src_uri: str = ""  # the page's path below docs/, for Markdown links that mkdocs checks
-    docs_dir: Path | None = None  # to see whether a figure's chapter embeds it
+    docs_dir: InitVar[Path | None] = None  # docs/: read through ``docs``, made from it if not given
     site_url: str = ""  # for the URL in cite blocks ("" = a path from the site root)
     cache: Blocks = field(kw_only=True)  # this build's charts and panels
     markdown: Callable[[str], str] | None = None  # the site's Markdown set-up, for blocks rendered once
@@ -72,6 +73,13 @@ class Context:
     # holding there and listed by `make claims`, and the build goes on (benchsite/views/claims.py).
     claims_fatal: bool = True
     first_line: int = 1  # the source file's line number of the Markdown's first line (after front matter)
+    # Every read under docs/ (a figure's chapter, the verdicts the chapters quote, their claims), recorded:
+    # the build keeps the page's expansion by what it read (benchsite/pages/docsread.py).
+    docs: Docs | None = field(default=None, kw_only=True)
+
+    def __post_init__(self, docs_dir: Path | None) -> None:
+        if self.docs is None and docs_dir is not None:
+            object.__setattr__(self, "docs", Docs(docs_dir))
 
 
 QUOTING = re.compile(r"<!--\s*bench:(?:figure|value|claim|ranked|detail|timeline|roofline|file|aa-rates|carryover)"
@@ -366,6 +374,18 @@ def verdict_rates_marker(args: list[str], ctx: Context) -> str:
 QUOTED_VERDICT = re.compile(r"<!--\s*bench:value\s+fig-[\w-]+[^>]*\bstat=verdict\b")
 
 
+def _quoted_verdicts(ctx: Context) -> int:
+    """How many verdicts the pages quote in their prose (``bench:value ... stat=verdict``)."""
+    if ctx.docs is None:
+        return 0
+    return sum(ctx.docs.view(name, quoted_verdicts_in) for name in ctx.docs.names("*.md"))
+
+
+def quoted_verdicts_in(text: str | None) -> int:
+    """How many verdicts one page quotes (the build records this count, not the page's text)."""
+    return len(QUOTED_VERDICT.findall(text or ""))
+
+
 def verdict_count_marker(args: list[str], ctx: Context) -> str:
     """``<!-- bench:verdict-count what=paired|quoted|unpaired|machines|paired-false|unpaired-false -->``:
     how many verdicts the site's figure panels (paired), its prose (quoted) and its /bench comparisons
@@ -374,10 +394,7 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
     stats.SIM_RUNS) implies if no difference were real (paired-false: over the panels' and the
     prose's verdicts together)."""
     what = _options(args).get("what", "")
-    # How many verdicts the pages quote in their prose (bench:value ... stat=verdict).
-    quoted = 0 if ctx.docs_dir is None else sum(
-        len(QUOTED_VERDICT.findall(p.read_text(encoding="utf-8"))) for p in sorted(ctx.docs_dir.rglob("*.md")))
-    found = noise.verdict_count(ctx.catalog, what, quoted, DEFAULT_RUNS)
+    found = noise.verdict_count(ctx.catalog, what, _quoted_verdicts(ctx), DEFAULT_RUNS)
     return verdict_views.count_value(found)
 
 

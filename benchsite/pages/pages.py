@@ -94,17 +94,26 @@ def _rel(ctx: Context, target_src: str) -> str:
 def chapter_link(fig: Figure, ctx: Context) -> str | None:
     """``[Chapter title](…#fig-id)`` when the chapter embeds the figure, else None
     (a figure merged before its chapter is not an error, just not linkable yet)."""
-    page = ctx.docs_dir / fig.chapter if ctx.docs_dir else None
-    text = page.read_text(encoding="utf-8") if page and page.is_file() else ""
+    found, title, embedded = ctx.docs.view(fig.chapter, chapter_facts) if ctx.docs else (False, None, ())
     # A comparison is in no chapter: its chapter is the one that explains the command that made it.
     anchor = fig.id if fig.compare is None else comparisons.CHAPTER_ANCHOR
-    if fig.compare is None and not re.search(rf"<!--\s*bench:figure\s+{re.escape(fig.id)}\s", text):
+    if fig.compare is None and fig.id not in embedded:
         return None
-    if not text:
+    if not found:
         return None
-    title = chapter_title(text)
     name = fig.chapter if title is None else title
     return f"[{md(name)}]({_rel(ctx, fig.chapter)}#{anchor})"
+
+
+EMBEDS = re.compile(r"(?=<!--\s*bench:figure\s+(\S+)\s)")  # overlapping: each place a figure marker starts
+
+
+def chapter_facts(text: str | None) -> tuple[bool, str | None, tuple[str, ...]]:
+    """What a figure's page reads of its chapter (``chapter_link``): whether it has any text, its
+    title, and the figures it embeds (the build records these, not the chapter's every byte)."""
+    if not text:
+        return False, None, ()
+    return True, chapter_title(text), tuple(sorted(set(EMBEDS.findall(text))))
 
 
 # A page's YAML front matter where mkdocs looks for it (mkdocs.utils.meta.YAML_RE), and its loader.

@@ -124,7 +124,7 @@ def _section(ctx) -> str:
     ref = cat.declared
     if here is None or here not in cat.all_machines():
         return str(template("yours.html", here=None, ref=ref, run=ctx.link("run-it-yourself/")))
-    checked = claimcheck.check(cat, here, list(claimcheck.found_claims(ctx.docs_dir, cat.bench_dir)))
+    checked = claimcheck.check(cat, here, list(claimcheck.found_claims(ctx.docs, cat.bench_dir)))
     bad = [c for c in checked if c.state in ("false", "unavailable")]
     rows = comparisons(cat, here, ref) if ref and ref in cat.all_machines() else []
     for row in rows:
