@@ -656,7 +656,7 @@ class _Writer:
         (not the warming job's ``_pair_key``, which stamps files rather than hashing them): the
         figure, the machine's and the reference machine's whole folders (its results file, its
         ceilings, its kept sessions, its side files and whatever else lies there, found by
-        walking them), and the figure's chapter."""
+        walking them), and what the pages read of the figure's chapter (``pages.chapter_facts``)."""
         cat = self.build.catalog
 
         def state(fig_id: str, m: str | None) -> str:
@@ -672,8 +672,8 @@ class _Writer:
             h.update(f"{value}\0".encode())
         for owner in sorted({machine, ref or machine}):
             h.update(f"{owner}\0{_folder_digest(cat, cat.results / owner)}\0".encode())
-        chapter = Path(self.config["docs_dir"]) / fig.chapter
-        h.update(cat.memo(("chapter", str(chapter)), lambda: chapter.read_bytes() if chapter.is_file() else b"-"))
+        docs = Docs(Path(self.config["docs_dir"]))  # what the pages read of the chapter: its title, its figures
+        h.update(cat.memo(("chapter", fig.chapter), lambda: repr(docs.view(fig.chapter, pages.chapter_facts)).encode()))
         return h.hexdigest()
 
     def changes_key(self, file: DirectPage, text: str, slug: str) -> str | None:
