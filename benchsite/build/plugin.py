@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jinja2
 import markdown
 from markupsafe import Markup
 from mkdocs.exceptions import PluginError
@@ -337,6 +338,13 @@ def on_env(env, config, files):
     are taken back, all but the files this build writes through ``sitedir.write_if_changed``."""
     build = BUILD[0]
     build.env = env
+    # mkdocs makes a new Jinja environment for every build, which compiles the theme's templates
+    # again (a quarter of a warm build in one process, as mkdocs serve rebuilds). Jinja keeps their
+    # code instead, by each template's name and source; the folder is the site's set-up's
+    # (sitesetup.digest: Jinja's, the theme's and every library's version, the plugins' settings).
+    compiled = cache_dir() / "jinja" / sitesetup.digest(config)
+    compiled.mkdir(parents=True, exist_ok=True)
+    env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(compiled))
     reuse = {f.abs_dest_path for f in files if isinstance(f, DirectPage | Download) and f.inclusion.is_included()}
     for path in sitedir.take_back(build.old_site, Path(config["site_dir"]), reuse):
         sitesetup.warn(log, f"{path}: the last build's files here could not all be removed; remove them by hand")
