@@ -468,7 +468,8 @@ def _state(build: Build, config) -> str:
 
 def _reads_hold(build: Build, config, reads: object) -> bool:
     """Whether every read under ``docs/`` that an expansion recorded (``Docs.reads``: a file's
-    digest, a listing's names) would read the same now; each is looked at once per build."""
+    digest, a listing's names, what a named function found in a file) would read the same now;
+    each is looked at once per build."""
     if not isinstance(reads, dict):
         return False
     for key, value in reads.items():
