@@ -254,8 +254,8 @@ def test_a_warm_build_in_one_process_expands_again_only_what_read_the_edit(tmp_p
     assert builds[1] == {"asynchronous-dispatch.md"}
     assert any(direct(src) and src.startswith("bench/fig-pytree-block/") for src in builds[3])
     assert builds[2] == {"index.md", "verdicts.md"}
-    figure_pages = {f"bench/{fig}/index.md" for fig in ("fig-cpu-dispatch-threshold", "fig-host-device-overlap",
-                                                         "fig-implicit-sync", "fig-naive-vs-blocked", "fig-pytree-block")}
+    figure_pages = {f"bench/fig-{name}/index.md" for name in (
+        "cpu-dispatch-threshold", "host-device-overlap", "implicit-sync", "naive-vs-blocked", "pytree-block")}
     assert builds[3] >= figure_pages | {"asynchronous-dispatch.md"}
     assert not builds[3] & {"index.md", "verdicts.md", "what-the-clock-caught.md"}
     sites = [tmp_path / f"site-{n}" for n in range(4)]
