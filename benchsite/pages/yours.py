@@ -22,7 +22,7 @@ import numpy as np
 from benchsite.core import urls
 from benchsite.model import stats
 from benchsite.model.catalog import Catalog, Unavailable
-from benchsite.pages import claimcheck
+from benchsite.pages import claimcheck, pages
 from benchsite.views.html import render as template
 
 OUTLYING_RUN = 1.5  # a run whose cells sit, at their median, this far (either way) from the other runs
@@ -52,20 +52,66 @@ class Health:
         return {run: figs for run, figs in self.outlying.items() if len(figs) >= NOISY_RUNS * self.figures}
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What the page shows of one machine, gathered in one pass over its figures' table models."""
+    machine: str
+    ref: str | None  # the reference machine, where it has results
+    health: Health | None  # None when it has no valid results, or one of them cannot be tabulated
+    rows: list[dict]  # per figure both machines measured: its comparison with the reference
+
+
 def health(cat: Catalog, machine: str) -> Health | None:
     """How quiet the machine was while it measured: None when it has no valid results."""
-    loads, widest, outlying, figures, during = [], ("", 0.0), {}, 0, []
+    return measured(cat, machine).health
+
+
+def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:
+    """Per figure both machines measured: how many cells the unpaired rule calls a result, each way."""
+    return measured(cat, machine, ref).rows
+
+
+def local_run(cat: Catalog) -> Measured | None:
+    """:func:`measured` of the machine a local ``make bench`` measured, against the reference machine
+    where it has results; None when this build has no local run."""
+    return measured(cat, cat.preferred, cat.declared, local=True)
+
+
+def measured(cat: Catalog, machine: str | None, ref: str | None = None, local: bool = False) -> Measured | None:
+    """The machine's health (how quiet it was while it measured) and, with ``ref``, per figure both
+    machines measured how many cells the unpaired rule calls a result each way, read from the table
+    models and comparison cells the /bench machine pages use, once per figure. With ``local``, None
+    unless ``machine`` was measured here and has results."""
+    if local and (cat.role(machine or "") != "measured here" or machine not in cat.all_machines()):
+        return None
+    ref = ref if ref in cat.all_machines() else None
+    loads, widest, outlying, figures, during, rows, tabulated = [], ("", 0.0), {}, 0, [], [], True
     for fig_id in sorted(cat.figures):
         if (fig_id, machine) not in cat.frames:
             continue
-        tab = cat.table(fig_id, machine)
+        compared = ref is not None and (fig_id, ref) in cat.frames
+        try:
+            tab = cat.table(fig_id, machine)
+        except Unavailable:
+            if compared:
+                raise  # a comparison needs it
+            tabulated = False  # no health then, as when its table is asked for on its own
+            continue
+        if compared:
+            # Time cells only: a ratio row (first call / steady, completed / dispatch) going down is not
+            # this machine being faster, and its verdicts stay on the figure's own comparison.
+            found = [c for c in pages.comparison_cells(cat, cat.figures[fig_id], machine, ref) if not c.is_ratio]
+            decided = [c for c in found if c.verdict == stats.RESULT]
+            rows.append({"fig": fig_id, "cells": len(found), "faster": sum(c.ratio < 1 for c in decided),
+                         "slower": sum(c.ratio > 1 for c in decided), "open": len(found) - len(decided),
+                         "page": urls.machine_src(fig_id, machine)})
         figures += 1
         per_run = tab.frame.groupby("run").first()
         cores = per_run["cpu_count"].astype(float).replace(0, np.nan)
-        measured = per_run["other_load"].astype(float) if "other_load" in per_run else None
-        if measured is not None and measured.notna().all():  # schema 4: measured over the run
+        measured_load = per_run["other_load"].astype(float) if "other_load" in per_run else None
+        if measured_load is not None and measured_load.notna().all():  # schema 4: measured over the run
             if not (per_run["process_count"] > 1).any():  # a run's own peer processes count as other work
-                loads.extend((measured / cores).dropna().tolist())
+                loads.extend((measured_load / cores).dropna().tolist())
             during.append(True)
         else:
             loads.extend(((per_run["load_avg_1m"].astype(float) - 1).clip(lower=0) / cores).dropna().tolist())
@@ -84,28 +130,9 @@ def health(cat: Catalog, machine: str) -> Health | None:
             typical = float(np.median(ratios))
             if max(typical, 1 / typical) > OUTLYING_RUN:
                 outlying.setdefault(run, []).append(fig_id)
-    if not figures:
-        return None
-    return Health(figures, float(np.median(loads)) if loads else float("nan"), max(loads, default=float("nan")),
-                  widest, outlying, during=all(during))
-
-
-def comparisons(cat: Catalog, machine: str, ref: str) -> list[dict]:
-    """Per figure both machines measured: how many cells the unpaired rule calls a result, each way."""
-    from benchsite.pages import pages  # the comparison cells live with the machine pages that show them
-
-    out = []
-    for fig_id in sorted(cat.figures):
-        if (fig_id, machine) not in cat.frames or (fig_id, ref) not in cat.frames:
-            continue
-        # Time cells only: a ratio row (first call / steady, completed / dispatch) going down is not
-        # this machine being faster, and its verdicts stay on the figure's own comparison.
-        found = [c for c in pages.comparison_cells(cat, cat.figures[fig_id], machine, ref) if not c.is_ratio]
-        decided = [c for c in found if c.verdict == stats.RESULT]
-        out.append({"fig": fig_id, "cells": len(found), "faster": sum(c.ratio < 1 for c in decided),
-                    "slower": sum(c.ratio > 1 for c in decided), "open": len(found) - len(decided),
-                    "page": urls.machine_src(fig_id, machine)})
-    return out
+    well = (Health(figures, float(np.median(loads)) if loads else float("nan"), max(loads, default=float("nan")),
+                   widest, outlying, during=all(during)) if figures and tabulated else None)
+    return Measured(machine, ref, well, rows)
 
 
 HEADING = re.compile(r"^@@HEADING (\S+) (.+)@@$", re.M)
@@ -120,19 +147,13 @@ def section(ctx) -> str:
 
 def _section(ctx) -> str:
     cat: Catalog = ctx.catalog
-    here = cat.preferred if cat.role(cat.preferred or "") == "measured here" else None
-    ref = cat.declared
-    if here is None or here not in cat.all_machines():
-        return str(template("yours.html", here=None, ref=ref, run=ctx.link("run-it-yourself/")))
-    checked = claimcheck.check(cat, here, list(claimcheck.found_claims(ctx.docs, cat.bench_dir)))
+    found = local_run(cat)
+    if found is None:
+        return str(template("yours.html", here=None, ref=cat.declared, run=ctx.link("run-it-yourself/")))
+    written = list(claimcheck.found_claims(ctx.docs, cat.bench_dir))
+    checked = claimcheck.check(cat, found.machine, written)
     bad = [c for c in checked if c.state in ("false", "unavailable")]
-    rows = comparisons(cat, here, ref) if ref and ref in cat.all_machines() else []
-    for row in rows:
-        row["link"] = ctx.link(urls.machine_path(row["fig"], here)) + "#compared"
-    try:
-        well = health(cat, here)
-    except Unavailable:
-        well = None
-    return str(template("yours.html", here=here, ref=ref, rows=rows, health=well, claims=bad,
-                        checked=len(checked), run=ctx.link("run-it-yourself/"),
+    rows = [dict(row, link=ctx.link(urls.machine_path(row["fig"], found.machine)) + "#compared") for row in found.rows]
+    return str(template("yours.html", here=found.machine, ref=cat.declared, rows=rows, health=found.health,
+                        claims=bad, checked=len(checked), run=ctx.link("run-it-yourself/"),
                         noisy_load=NOISY_LOAD, noisy_runs=NOISY_RUNS, outlying=OUTLYING_RUN))
