@@ -28,11 +28,13 @@ def docs(tmp_path):
 
 
 def render_page(cat, src, docs, problems=None):
-    """A generated page's Markdown with its markers expanded and its stashed blocks filled in."""
+    """A generated page's Markdown, made as the build makes it (an index or figure page's markers
+    expanded, a written page made from the model), with its stashed blocks filled in."""
     ctx = Context(cat, f"docs/{src}", lambda target: "/" + target,
                   (problems if problems is not None else []).append, src_uri=src, docs_dir=docs, cache=BuildCache())
     # Blocks of finished HTML travel through Markdown as placeholders; the build fills them in after.
-    return ctx.cache.fill(expand(pages.generated_pages(cat)[src], ctx), ctx.link)
+    page = pages.generated_pages(cat)[src]
+    return ctx.cache.fill(expand(page.text, ctx) if page.make is None else page.markdown(ctx), ctx.link)
 
 
 def demo_figure(tmp_path: Path, **overrides) -> Figure:

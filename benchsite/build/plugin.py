@@ -49,7 +49,7 @@ from benchsite.model import catalog as _catalog
 from benchsite.model import load, sessions
 from benchsite.pages import history, markers, pages
 from benchsite.pages.docsread import Docs
-from benchsite.views import roofline
+from benchsite.views import render, roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
 
@@ -57,12 +57,13 @@ log = logging.getLogger("mkdocs.plugins.bench")
 class DirectPage(File):
     """A generated page that mkdocs links to but does not build: ``on_post_build`` writes it."""
 
-    def __init__(self, src_uri: str, text: str, config) -> None:
+    def __init__(self, src_uri: str, text: str, config, make: Callable[[markers.Context], str] | None = None) -> None:
         name = posixpath.splitext(src_uri)[0]
         super().__init__(src_uri, None, config["site_dir"], config["use_directory_urls"],
                          dest_uri=f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html",
                          inclusion=InclusionLevel.NOT_IN_NAV)
-        self.text = text
+        self.text = text  # the page's fixed Markdown: front matter and title (pages.Generated)
+        self.make = make  # the rest, made from the model when the page is written (pages.Generated)
         self.cache_key: str | None = None  # _Writer.key, once computed (on_nav)
         self.anchor_ids: set[str] | None = None  # once written
         self.links_to_anchors: dict = {}  # File -> {anchor: link}, once written
@@ -289,13 +290,13 @@ def on_files(files: Files, config) -> Files:
             files.append(Download.generated(config, uri, content=build.cache.compressed(path)))
         else:
             files.append(Download.generated(config, uri, abs_src_path=str(path)))
-    for uri, text in pages.generated_pages(build.catalog).items():
+    for uri, page in pages.generated_pages(build.catalog).items():
         if direct(uri):
-            build.direct.append(DirectPage(uri, text, config))
+            build.direct.append(DirectPage(uri, page.text, config, page.make))
             files.append(build.direct[-1])
             continue
         inclusion = InclusionLevel.UNDEFINED if uri == urls.INDEX_SRC else InclusionLevel.NOT_IN_NAV
-        files.append(File.generated(config, uri, content=text, inclusion=inclusion))
+        files.append(File.generated(config, uri, content=page.text, inclusion=inclusion))
     build.files = files
     return files
 
@@ -615,12 +616,13 @@ class _Writer:
         return html.replace(SHELL_BODY, found["body"]).encode("utf-8", errors="xmlcharrefreplace")
 
     def render(self, file: DirectPage, text: str, key: str | None) -> dict:
-        """The page's body from its markers and Markdown, kept under the build cache when nothing
-        was reported while making it (a page with a problem is made, and reports it, every time)."""
+        """The page's body, its Markdown made from the model (``file.make``), kept under the build cache
+        when nothing was reported while making it (a page with a problem is made, and reports it, every time)."""
         warnings, problems = sitesetup.Reports(), self.build.problems
         logging.getLogger("mkdocs").addHandler(warnings)
         try:
-            expanded = markers.expand(text, _context(self.build, self.config, file.src_uri, file.url))
+            ctx = _context(self.build, self.config, file.src_uri, file.url)
+            expanded = markers.expand(text, ctx) if file.make is None else f"{text}{self.made(file, ctx)}\n"
             self.processors.start(file)
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
@@ -636,6 +638,18 @@ class _Writer:
         if key and not warnings.count and self.build.problems == problems:
             cachefile.write(self.stored(key), found)
         return found
+
+    @staticmethod
+    def made(file: DirectPage, ctx: markers.Context) -> str:
+        """``file.make(ctx)``; data it cannot read is said on the page and reported (a strict build
+        fails on it), as a marker's would be; a page that cannot be made stops the build, naming it."""
+        try:
+            return file.make(ctx)
+        except _catalog.Unavailable as err:
+            ctx.on_problem(str(err))
+            return render.error_box(file.src_uri.split("/")[1], str(err))
+        except (KeyError, ValueError) as err:
+            raise PluginError(f"{ctx.page}: {err}") from None
 
     @property
     def bodies(self) -> Path:
@@ -658,7 +672,7 @@ class _Writer:
             return None
         # The machine page and every session page of a pair share all but their text: hashed once.
         pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_digest(fig, machine))
-        return hashlib.sha256(f"{pair}\0{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{pair}\0{file.src_uri}\0{text}".encode()).hexdigest()
 
     def pair_digest(self, fig, machine: str) -> str:
         """The part of :meth:`key` that is the same for every page of one figure on one machine
@@ -693,7 +707,7 @@ class _Writer:
         if machine is None:
             return None
         h = hashlib.sha256(self.code)
-        h.update(f"{text}\0{cat.results}\0{machine}\0{_folder_digest(cat, cat.results / machine)}\0".encode())
+        h.update(f"{file.src_uri}\0{text}\0{cat.results}\0{machine}\0{_folder_digest(cat, cat.results / machine)}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
             state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or "+"
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0{state}\0".encode())

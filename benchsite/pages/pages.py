@@ -1,9 +1,11 @@
 """The /bench section: one index of every figure on every machine, one page per
 figure, one page per figure and machine. What a reviewer links.
 
-The build generates each page's Markdown (:func:`generated_pages`) with markers
-in it; the marker handlers here (``bench:index``, ``bench:page``) fill them from
-the catalog like any other page's markers.
+The build generates every page (:func:`generated_pages`). The index and the figure
+pages are mkdocs pages whose markers (``bench:index``, ``bench:page``, handled here)
+are expanded like any other page's; the pages the build writes itself (a figure on
+one machine, a session, what changed on a machine) are made from the model when
+written, with no marker text in between.
 
 URLs (stable; a new machine or figure adds pages, never moves one):
   /bench/                        every figure x machine, with its headline
@@ -14,7 +16,10 @@ URLs (stable; a new machine or figure adds pages, never moves one):
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import yaml
@@ -66,23 +71,48 @@ Compare two machines in a terminal with `make compare A=<machine> B=<machine>`. 
 
 # --- paths -------------------------------------------------------------------------------
 
-def generated_pages(cat: Catalog) -> dict[str, str]:
-    """Source path -> Markdown of every /bench page; markers do the rendering."""
+@dataclass(frozen=True)
+class Generated:
+    """A generated page: its Markdown as far as it is fixed (front matter, title), and, for a page the
+    build writes itself (``urls`` machine, session and changes pages), what makes the rest of it from
+    the model when the page is written (``make``), so that no marker text is written to be parsed back.
+    The index and the figure pages are mkdocs' own pages: their text carries a marker that mkdocs'
+    page event expands, as on every chapter."""
+
+    text: str
+    make: Callable[[Context], str] | None = None
+
+    def markdown(self, ctx: Context) -> str:
+        """The page's Markdown for ``ctx`` (``text`` alone where mkdocs expands the page's markers)."""
+        return self.text if self.make is None else f"{self.text}{self.make(ctx)}\n"
+
+
+def generated_pages(cat: Catalog) -> dict[str, Generated]:
+    """Source path -> every /bench page."""
     machines = cat.all_machines()
     changes = " · ".join(f"[{md(m)}]({urls.rel(INDEX_SRC, urls.changes_src(m))})" for m in machines)
-    pages = {INDEX_SRC: INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
-                                      if machines else "")}
-    pages.update({urls.changes_src(m): history.changes_page(m) for m in machines})
+    pages = {INDEX_SRC: Generated(INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
+                                                if machines else ""))}
+    pages.update({urls.changes_src(m): Generated(f"{WIDE}# What changed on {esc(m)} {{ #changes }}\n\n", functools.partial(
+        history.changes_marker, [f"machine={machine_slug(m)}"])) for m in machines})
     for fig_id, fig in sorted(cat.figures.items()):
-        pages[figure_src(fig_id)] = (f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
-                                      f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
+        pages[figure_src(fig_id)] = Generated(f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
+                                              f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
         for machine in cat.machines(fig_id):
             slug = machine_slug(machine)
-            pages[machine_src(fig_id, machine)] = (
-                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n{RUN_LINK}"
-                f"<!-- bench:page {fig_id} machine={slug} -->\n")
-            pages.update(history.session_pages(cat, fig, machine))
+            pages[machine_src(fig_id, machine)] = Generated(
+                f"{WIDE}# {esc(fig.title)} on {esc(machine)} {{ #{render.tab_id(fig_id, machine)} }}\n\n{RUN_LINK}",
+                functools.partial(machine_body, fig_id, machine))
+            for sid in history.session_ids(cat, fig, machine):
+                pages[urls.session_src(fig_id, machine, sid)] = Generated(
+                    f"{WIDE}# {esc(fig.title)} on {esc(machine)}, session {sid} {{ #session }}\n\n",
+                    functools.partial(history.session_marker, [fig_id, f"machine={slug}", f"session={sid}"]))
     return pages
+
+
+def machine_body(fig_id: str, machine: str, ctx: Context) -> str:
+    """A machine page's body (:func:`machine_page`) of one figure on one machine."""
+    return machine_page(ctx.catalog.figures[fig_id], machine, ctx)
 
 
 # --- small pieces ------------------------------------------------------------------------
