@@ -707,7 +707,8 @@ class _Writer:
         if machine is None:
             return None
         h = hashlib.sha256(self.code)
-        h.update(f"{file.src_uri}\0{text}\0{cat.results}\0{machine}\0{_folder_digest(cat, cat.results / machine)}\0".encode())
+        h.update(f"{file.src_uri}\0{text}\0{cat.results}\0{machine}\0".encode())
+        h.update(f"{_folder_digest(cat, cat.results / machine)}\0".encode())
         for fig_id, fig in sorted(cat.figures.items()):
             state = "-" if machine not in cat.machines(fig_id) else cat.problem(fig_id, machine) or "+"
             h.update(f"{fig!r}\0{cat.current_sha(fig_id)!r}\0{state}\0".encode())

@@ -31,19 +31,15 @@ from benchsite.model import comparisons
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
 from benchsite.pages import history
-from benchsite.views import compare, fmt, quantities, render
+from benchsite.views import benchpage, compare, render
+from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
-from benchsite.views.html import inline_code
 from benchsite.views.html import render as template
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from benchsite.model.sessions import Session
     from benchsite.pages.markers import Context
 
-# Up to this many machines a figure page shows them as tabs; past it, each
-# machine's page carries its results and the figure page stays light (a chart
-# inlines about half a megabyte of SVG).
-MAX_TABS = 6
 
 RUN_LINK = "Measure it on your own machine: [Run it on your hardware](../../run-it-yourself.md).\n\n"
 INDEX_PAGE = """---
@@ -93,8 +89,9 @@ def generated_pages(cat: Catalog) -> dict[str, Generated]:
     changes = " · ".join(f"[{md(m)}]({urls.rel(INDEX_SRC, urls.changes_src(m))})" for m in machines)
     pages = {INDEX_SRC: Generated(INDEX_PAGE + (f"\nWhat moved between the last two sessions, per machine: {changes}\n"
                                                 if machines else ""))}
-    pages.update({urls.changes_src(m): Generated(f"{WIDE}# What changed on {esc(m)} {{ #changes }}\n\n", functools.partial(
-        history.changes_marker, [f"machine={machine_slug(m)}"])) for m in machines})
+    for m in machines:
+        made = functools.partial(history.changes_marker, [f"machine={machine_slug(m)}"])
+        pages[urls.changes_src(m)] = Generated(f"{WIDE}# What changed on {esc(m)} {{ #changes }}\n\n", made)
     for fig_id, fig in sorted(cat.figures.items()):
         pages[figure_src(fig_id)] = Generated(f"{WIDE}# {esc(fig.title)} {{ #{fig_id} }}\n\n"
                                               f"{RUN_LINK}<!-- bench:page {fig_id} -->\n")
@@ -220,7 +217,6 @@ def ceiling_section(tab, ctx: Context) -> str:
 
 # --- bench:index -------------------------------------------------------------------------
 
-NO_CHAPTER = "not in a chapter yet"
 INDEX_HEAD = ("| figure | machine | headline | measured (UTC), jax | script | chapter | data |\n"
               "|---|---|---|---|---|---|---|")
 
@@ -231,21 +227,7 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
         ctx.on_problem(cat.errors[(fig.id, machine)])
         return [f"**invalid results**: {md(cat.errors[(fig.id, machine)])}", "—", "—"]
     found = cat.summary(fig.id, machine)  # not the table: these lists name every machine
-    head = found.headline
-    runs = f"{found.runs} runs"
-    verdict = f" · {_verdict_link(head.verdict, ctx)}" if head and head.verdict else ""
-    shown = (f"{md(quantities.headline(head))}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head
-             else f"— ({runs})")
-    when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
-    state = (f"recorded source ([{fig.compare.made_by}](" + _rel(ctx, figure_src(fig.id)) + "#code))"
-             if fig.compare is not None else "**⚠ stale**" if found.stale else "current")
-    return [shown, when, state]
-
-
-def _verdict_link(verdict, ctx: Context) -> str:
-    """A headline ratio's verdict, linked to the rule, its reason as the link's title."""
-    title = verdict.reason.replace('"', "'")
-    return f'[{md(verdict.text)}]({_rel(ctx, "verdicts.md")} "{md(title)}")'
+    return benchpage.machine_cells(fig, found, functools.partial(urls.rel, ctx.src_uri))
 
 
 def _index_rows(fig: Figure, ctx: Context) -> list[str]:
@@ -269,7 +251,7 @@ def index_marker(args: list[str], ctx: Context) -> str:
         raise ValueError("bench:index takes no arguments")
     figures = sorted(ctx.catalog.figures.values(), key=lambda f: f.id)
     rows = [row for fig in figures for row in _index_rows(fig, ctx)]
-    return _table_div("bench-index", "\n".join([INDEX_HEAD, *rows]))
+    return benchpage.table_div("bench-index", "\n".join([INDEX_HEAD, *rows]))
 
 
 # --- bench:page --------------------------------------------------------------------------
@@ -280,7 +262,7 @@ def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
     return next((s for s in reversed(hist.sessions) if s.latest), None)
 
 
-def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
+def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None = None) -> dict:
     """What to paste into a review: the latest session's cite block (its permalink, commit,
     how to reproduce it, Markdown), with whether today's code still matches it, and the site's
     download of the results file."""
@@ -294,7 +276,7 @@ def cite_fields(fig: Figure, machine: str, ctx: Context) -> dict:
     download = ctx.link(layout.site_path(machine, fig.stem))
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
-    session = latest_session(fig, machine, ctx)
+    session = session or latest_session(fig, machine, ctx)
     if session is not None:
         return history.cite(fig, session, ctx, state, download=download, data_url=data_url)
     href, url = history.address(ctx, machine_path(fig.id, machine))
@@ -310,224 +292,63 @@ def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
     return cite_fields(fig, machine, ctx)["text"]
 
 
-def bench_panel(fig: Figure, machine: str, ctx: Context, cite_open: bool) -> str:
-    """One machine's full result (:func:`machine_panel`) plus its cite block."""
-    panel = machine_panel(fig.id, machine, ctx)
-    if ctx.catalog.problem(fig.id, machine):
-        return panel
-    return f"{panel}\n{template('cite.html', open=cite_open, **cite_fields(fig, machine, ctx))}"
-
-
-def session_note(fig: Figure, machine: str, ctx: Context) -> str:
-    """Which session the latest page shows, with a link to that session's own page."""
-    session = latest_session(fig, machine, ctx)
-    if session is None:
-        return ""
-    link = _rel(ctx, urls.session_src(fig.id, machine, session.id))
-    return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
-            f"[its permanent page]({link}) keeps these samples when later sessions arrive. "
-            f"[What changed on this machine]({_rel(ctx, urls.changes_src(machine))}).\n")
-
-
-def history_section(fig: Figure, machine: str, ctx: Context, heading: str = "History") -> str:
-    if ctx.catalog.problem(fig.id, machine):
-        return ""
-    return f"## {heading} {{ #history }}\n\n" + _html(ctx, history.history_html(fig, machine, ctx))
-
-
-def _table_div(css: str, table: str) -> str:
-    """A Markdown table (so mkdocs checks its links) in a div the stylesheet can size."""
-    return f"<div class=\"bench-table {css}\" markdown=\"1\">\n\n{table}\n\n</div>\n"
-
-
-def _html(ctx: Context, *parts: str) -> str:
-    return ctx.cache.html_block(*parts)
-
-
-def _stale_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
-    cat = ctx.catalog
-    stale = [(m, cat.summary(fig.id, m).stale) for m in machines
-             if (fig.id, m) in cat.frames and cat.summary(fig.id, m).stale]
-    if not stale:
-        return ""
-    return template("stale_note.html", stale=stale)
-
-
-def _machines_table(fig: Figure, ctx: Context, ref: str | None) -> str:
-    cat = ctx.catalog
-    rows = ["| machine | headline | measured (UTC), jax | script | vs the reference | data |",
-            "|---|---|---|---|---|---|"]
-    for machine in cat.machines(fig.id):
-        who = f"[{md(machine)}]({_rel(ctx, machine_src(fig.id, machine))})"
-        csv = _csv_link(ctx, fig, machine)
-        if (fig.id, machine) not in cat.frames:
-            rows.append(f"| {who} | **invalid results** (its page says why) | — | — | — | {csv} |")
-            continue
-        cells = _machine_cells(cat, fig, machine, ctx)
-        versus = "reference" if machine == ref else md(compare.results_count(comparison_cells(cat, fig, machine, ref),
-                                                                             short=True))
-        rows.append("| " + " | ".join([who, *cells, versus, csv]) + " |")
-    return _table_div("bench-machines", "\n".join(rows))
-
-
-def _comparison(fig: Figure, machine: str, ref: str, ctx: Context) -> str:
-    found = comparison_cells(ctx.catalog, fig, machine, ref)
-    return _html(ctx, compare.html_table(found, machine, ref, ctx.link(render.RULE_PATH)))
-
-
-def compare_note(ctx: Context) -> str:
-    """How the comparison's verdicts are decided, with a link to the rule's page."""
-    return ("The cells are the median [min..max] of each machine's per-run medians (for a ratio row, of "
-            "its per-run ratios); the ratio is the median on one machine over the median on the reference "
-            "machine. Runs on two machines are not paired, so a difference is **a result** only by the "
-            "unpaired rule: each side has enough runs, one machine's runs lie above the other's more "
-            "often than chance allows (an exact rank-sum test), and the ratio of medians exceeds an effect "
-            "floor tied to both machines' run-to-run spread; otherwise it is not a result yet. "
-            f"[How a verdict is decided]({_rel(ctx, 'verdicts.md')}) gives the constants and the "
-            "simulated error rates. Only cells both machines measured with the same parameters are compared.\n")
-
-
-def _across_machines(fig: Figure, ctx: Context, ref: str | None, good: list[str]) -> str:
-    others = [m for m in good if m != ref]
-    if not ref or not others:
-        return ""
-    out = [f"## Across machines {{ #across-machines }}\n\n{compare_note(ctx)}\nReference: **{md(ref)}**.\n"]
-    if len(good) > MAX_TABS:
-        out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
-        return "\n".join(out)
-    for machine in others:
-        out.append(f"### {md(machine)} vs {md(ref)} {{ #vs-{machine_slug(machine)} }}\n\n"
-                   + _comparison(fig, machine, ref, ctx))
-    return "\n".join(out)
-
-
-def _results(fig: Figure, ctx: Context, machines: list[str], ref: str | None) -> str:
-    if len(machines) <= MAX_TABS:
-        panels = {m: bench_panel(fig, m, ctx, cite_open=False) for m in machines}
-        return _html(ctx, render.tabs(fig.id, panels, {m: ctx.catalog.role(m) for m in panels}))
-    shown = ref or machines[0]
-    return _html(ctx, str(template("many_machines.html", count=len(machines))),
-                 bench_panel(fig, shown, ctx, cite_open=False))
-
-
-def _links(fig: Figure, ctx: Context, back: bool) -> str:
-    code = (f"Code: [the recorded source of each version]({'' if not back else _rel(ctx, figure_src(fig.id))}#code)"
-            if fig.compare is not None else f"Script: `{fig.script_rel}`")
-    parts = [f"[Link to this figure](#{fig.id}){{ .bench-permalink }}" if not back
-             else f"[All machines for this figure]({_rel(ctx, figure_src(fig.id))})",
-             f"In its chapter: {chapter_link(fig, ctx) or NO_CHAPTER}", code]
-    return " · ".join(parts) + "\n"
-
-
-# --- a comparison benchkit compare made (benchsite/model/comparisons.py) ------------------------
-
-def recorded_note(fig: Figure, ctx: Context, machines: list[str]) -> str:
-    """What a comparison's page says instead of a script's staleness: who made it and whose code it shows."""
-    if fig.compare is None:
-        return ""
-    sides = ", ".join(f"[{md(m)}]({_rel(ctx, layout.site_path(m, fig.stem, comparisons.SIDE))})" for m in machines
-                      if comparisons.side_file(ctx.catalog.results, m, fig.stem).is_file())
-    return (f"Made by `{fig.compare.made_by}`, not by a figure script: the code that produced it is the source of each "
-            "version as recorded when it ran, so these results are neither stale nor current against this "
-            f"site's `bench_scripts/`. What it recorded: `{fig.stem}.{comparisons.SIDE}`"
-            + (f" ({sides})" if sides else "") + ".\n")
-
-
-def verdicts_section(fig: Figure, ctx: Context, machines: list[str]) -> str:
-    """A comparison's answer per machine and row: the ratio, the paired verdict and the equivalence
-    verdict at the margin its side file gives (the table model decides both, stats.py's rules)."""
-    rec, cat = fig.compare, ctx.catalog
-    if rec is None or fig.ratio is None:
-        return ""
-    same = f"the same within ±{comparisons.percent(rec.margin)}?"
-    rows = [f"| machine | {md(fig.ratio[0])} / {md(fig.ratio[1])} | a result? | {same} | runs |",
-            "|---|---|---|---|---|"]
-    for machine in machines:
-        if cat.problem(fig.id, machine):
-            continue
-        tab = cat.table(fig.id, machine)
-        for row, eq in zip(tab.rows, tab.same(rec.margin)):
-            who = md(machine) + (f" ({md(row.label)})" if row.label else "")
-            ratio = fmt.ratio_range(row.ratio.median, row.ratio.low, row.ratio.high) if row.ratio else "—"
-            paired = _verdict_link(row.verdict, ctx) if row.verdict else "—"
-            reason = eq.reason.replace('"', "'") if eq else ""
-            equal = (f'[{md(eq.text)}]({_rel(ctx, "verdicts.md")}#the-same-within-a-margin "{md(reason)}")'
-                     if eq else "—")
-            rows.append(f"| {who} | {ratio} | {paired} | {equal} | {tab.runs} |")
-    if len(rows) == 2:
-        return ""
-    return ("## The verdict { #verdict }\n\nThe ratio is the median [min..max] of the per-run ratios; "
-            f"[how a verdict is decided]({_rel(ctx, 'verdicts.md')}). \"Not a result yet\" is not \"the same\": "
-            "that is the equivalence rule's call, at the margin the command was given.\n\n"
-            + _table_div("bench-verdicts", "\n".join(rows)))
-
-
-def _recorded_code(fig: Figure, ctx: Context) -> str:
-    """A comparison's code section: each version's recorded source (render.recorded_code), stashed."""
-    if fig.compare is None or not fig.compare.versions:
-        return ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded "
-                "source cannot be shown (the error above names it).\n")
-    html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
-    return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
-            f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
-
-
-def figure_page(fig: Figure, ctx: Context) -> str:
-    cat = ctx.catalog
-    machines = cat.machines(fig.id)
-    good = [m for m in machines if (fig.id, m) in cat.frames]
-    ref = cat.reference(fig.id)
-    head = _html(ctx, _stale_note(fig, ctx, machines), str(template("caption.html", caption=inline_code(fig.caption))))
-    head += recorded_note(fig, ctx, machines)
-    if not machines:
-        return head + "\n" + _links(fig, ctx, back=False) + "\n" + _html(ctx, render.error_box(
-            fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + _code(fig, ctx)
-    return "\n".join([
-        head, _links(fig, ctx, back=False),
-        verdicts_section(fig, ctx, good),
-        "## Machines { #machines }\n", _machines_table(fig, ctx, ref),
-        "## Results { #results }\n", _results(fig, ctx, machines, ref),
-        _across_machines(fig, ctx, ref, good),
-        history_section(fig, ref, ctx, f"History on {md(ref)}") if ref else "",
-        _code(fig, ctx),
-    ])
-
-
-def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
+def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.BenchPage:
+    """Everything a figure's page (``machine`` None) or one machine's page of it shows, gathered in
+    one pass: from the catalog (machines, summaries, table models, comparison cells), the sessions
+    (the latest one, the history) and the figure's chapter; the machines' panels and the code as
+    finished blocks of the build's cache. :func:`benchsite.views.benchpage.page` renders it."""
     cat = ctx.catalog
     ref = cat.reference(fig.id)
-    parts = [_html(ctx, str(template("caption.html", caption=inline_code(fig.caption)))),
-             f"[Link to this result](#{render.tab_id(fig.id, machine)}){{ .bench-permalink }} · "
-             + _links(fig, ctx, back=True),
-             recorded_note(fig, ctx, [machine]),
-             session_note(fig, machine, ctx) if not cat.problem(fig.id, machine) else "",
-             verdicts_section(fig, ctx, [machine]),
-             _html(ctx, bench_panel(fig, machine, ctx, cite_open=True))]
-    if ref and machine != ref and (fig.id, machine) in cat.frames:
-        parts.append(f"## Compared with {md(ref)} {{ #compared }}\n\n{compare_note(ctx)}\n"
-                     + _comparison(fig, machine, ref, ctx))
-    parts.append(history_section(fig, machine, ctx))
-    parts.append(_code_link(fig, ctx))
-    return "\n".join(parts)
-
-
-def _code_link(fig: Figure, ctx: Context) -> str:
-    """A machine page's code section: a link to the figure page, which shows the script once for
-    all its machines (the same code on each of a hundred pages would be most of the site's size)."""
-    if fig.compare is not None:
-        return ("## The code that produced it { #code }\n\nThe source of each version as "
-                f"`{fig.compare.made_by}` recorded it: [shown on the figure's page]"
-                f"({_rel(ctx, figure_src(fig.id))}#code).\n")
-    return (f"## The code that produced it {{ #code }}\n\n`{fig.script_rel}`, the same for every machine: "
-            f"[shown on the figure's page]({_rel(ctx, figure_src(fig.id))}#code). The script's sha256 "
-            "when it ran is in the provenance above.\n")
+    machines = cat.machines(fig.id) if machine is None else [machine]
+    valid = {m: (fig.id, m) in cat.frames for m in machines}
+    problems = {m: cat.problem(fig.id, m) for m in machines}
+    errors = {m: cat.errors.get((fig.id, m)) for m in machines if valid[m]}
+    summaries = {m: cat.summary(fig.id, m) for m in machines
+                 if machine is None and valid[m] and errors[m] is None}
+    # The machines whose results panel the page shows: every tab, or past MAX_TABS the reference's alone.
+    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
+    verdicts = {m: [] for m in machines}
+    if fig.compare is not None and fig.ratio is not None:  # a comparison's answer per machine and row
+        for m in (m for m in machines if valid[m] and not problems[m]):
+            tab = cat.table(fig.id, m)
+            verdicts[m] = [(row, eq, tab.runs) for row, eq in zip(tab.rows, tab.same(fig.compare.margin))]
+    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
+    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
+    sessions = {m: latest_session(fig, m, ctx) for m in panels if not problems[m]}
+    shown_history = ref if machine is None else machine
+    hist = (history.history_html(fig, shown_history, ctx)
+            if shown_history and machines and not cat.problem(fig.id, shown_history) else "")
+    shown = []
+    for m in machines:
+        panel = ""
+        if m in panels:
+            panel = machine_panel(fig.id, m, ctx)
+            if not problems[m]:
+                panel += "\n" + str(template("cite.html", open=machine is not None,
+                                             **cite_fields(fig, m, ctx, sessions[m])))
+        shown.append(benchpage.Shown(m, cat.role(m), valid[m], problems[m], errors.get(m), summaries.get(m),
+                                     cells.get(m), panel, verdicts[m], sessions.get(m)))
+    for message in errors.values():
+        if message is not None and machine is None:  # said in the machines table
+            ctx.on_problem(message)
+    sides = ([m for m in machines if comparisons.side_file(cat.results, m, fig.stem).is_file()]
+             if fig.compare is not None else [])
+    return benchpage.BenchPage(
+        fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter_link(fig, ctx), sides, hist,
+        _code(fig, ctx) if machine is None else "", ctx.link(render.RULE_PATH),
+        stale=[(m, summaries[m].stale) for m in machines if m in summaries and summaries[m].stale])
 
 
 def _code(fig: Figure, ctx: Context) -> str:
     """The script's code: Markdown once per figure and build (``ctx.markdown``, the site's own
     Markdown set-up), then a placeholder on each of its pages, which can number a hundred."""
     if fig.compare is not None:
-        return _recorded_code(fig, ctx)
+        if not fig.compare.versions:
+            return ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded "
+                    "source cannot be shown (the error above names it).\n")
+        html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
+        return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
+                f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
     block = render.code_block(fig, indent="")
     if ctx.markdown is not None:
         html = ctx.catalog.memo(("code-html", fig.id), lambda: ctx.markdown(block))
@@ -535,14 +356,22 @@ def _code(fig: Figure, ctx: Context) -> str:
     return f"## The code that produced it {{ #code }}\n\n{block}"
 
 
+def figure_page(fig: Figure, ctx: Context) -> str:
+    return benchpage.page(page_model(fig, None, ctx))
+
+
+def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
+    model = page_model(fig, machine, ctx)
+    return benchpage.page(model)
+
+
 def page_marker(args: list[str], ctx: Context) -> str:
     if not args or args[0] not in ctx.catalog.figures:
         raise ValueError("the first argument must be the id of a figure script")
     fig = ctx.catalog.figures[args[0]]
     opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-    if "machine" not in opts:
-        return figure_page(fig, ctx)
-    by_slug = ctx.catalog.by_slug(fig.id)
-    if opts["machine"] not in by_slug:
+    machine = ctx.catalog.by_slug(fig.id).get(opts["machine"]) if "machine" in opts else None
+    if "machine" in opts and machine is None:
         raise ValueError(f"no results for {fig.id} on {opts['machine']}")
-    return machine_page(fig, by_slug[opts["machine"]], ctx)
+    model = page_model(fig, machine, ctx)
+    return benchpage.page(model)

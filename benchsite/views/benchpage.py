@@ -1,0 +1,265 @@
+"""A figure's /bench page and one machine's page of it, rendered from a page model (:class:`BenchPage`)
+that ``benchsite/pages/pages.py`` gathers in one pass: this module reads nothing else.
+
+The page is Markdown (headings for the table of contents, tables whose links mkdocs checks) around
+blocks of finished HTML, which go through Markdown as placeholders (``blocks``: the build's cache of
+finished HTML, ``stash`` and ``html_block``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchkit import layout
+from benchsite.core import urls
+from benchsite.model import comparisons
+from benchsite.model.figures import Figure
+from benchsite.views import compare, fmt, quantities, render
+from benchsite.views.fmt import md
+from benchsite.views.html import inline_code
+from benchsite.views.html import render as template
+
+# Up to this many machines a figure page shows them as tabs; past it, each machine's page carries
+# its results and the figure page stays light (a chart inlines about half a megabyte of SVG).
+MAX_TABS = 6
+NO_CHAPTER = "not in a chapter yet"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One machine of a figure, as its pages show it."""
+
+    name: str
+    role: str  # Catalog.role: "reference", "measured here" or ""
+    valid: bool  # its results file was read (an invalid one's page says why)
+    problem: str | None = None  # why its results cannot be shown
+    error: str | None = None  # why its results file is invalid (Catalog.errors)
+    summary: Any = None  # Catalog.summary: headline, runs, when, stale (valid machines on the figure page)
+    cells: list | None = None  # its comparison cells with the reference machine (compare.Cell)
+    panel: str = ""  # its results panel with its cite block (finished HTML or its placeholder)
+    verdicts: list = field(default_factory=list)  # (row, equivalence verdict, runs) of a comparison's table
+    session: Any = None  # the latest session (model.sessions.Session), on its machine page
+
+
+@dataclass(frozen=True)
+class BenchPage:
+    """Everything a figure page (``machine`` None) or a machine page shows."""
+
+    fig: Figure
+    machine: str | None
+    shown: list[Shown]  # every machine of the figure (its page: that machine alone)
+    ref: str | None  # the reference machine
+    src_uri: str  # the page's source path: Markdown links are relative to it
+    blocks: Any  # the build's cache of finished HTML (stash, html_block)
+    chapter: str | None  # ``[Chapter title](…#fig-id)``, or None when no chapter embeds the figure
+    sides: list[str]  # machines whose recorded side file (a comparison's) is there
+    history: str  # the history block (finished HTML), "" for none
+    code: str  # the code section's Markdown
+    rule: str  # the URL of the verdict rule's page, from this page
+    stale: list = field(default_factory=list)  # (machine, reason) of each stale valid machine
+
+
+def page(p: BenchPage) -> str:
+    """The page's Markdown."""
+    fig = p.fig
+    rel = _Rel(p.src_uri)
+    caption = str(template("caption.html", caption=inline_code(fig.caption)))
+    if p.machine is not None:
+        return _machine_page(p, rel, caption)
+    head = p.blocks.html_block(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption)
+    head += _recorded_note(p, rel)
+    if not p.shown:
+        return (head + "\n" + _links(p, rel, back=False) + "\n" + p.blocks.html_block(render.error_box(
+            fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + p.code)
+    good = [s for s in p.shown if s.valid]
+    if len(p.shown) <= MAX_TABS:
+        results = p.blocks.html_block(render.tabs(fig.id, {s.name: s.panel for s in p.shown},
+                                                  {s.name: s.role for s in p.shown}))
+    else:
+        shown = next(s for s in p.shown if s.panel)
+        results = p.blocks.html_block(str(template("many_machines.html", count=len(p.shown))), shown.panel)
+    return "\n".join([
+        head, _links(p, rel, back=False),
+        _verdicts(p, rel, good),
+        "## Machines { #machines }\n", _machines_table(p, rel),
+        "## Results { #results }\n", results,
+        _across_machines(p, rel, good),
+        _history(p, f"History on {md(p.ref)}") if p.ref else "",
+        p.code,
+    ])
+
+
+def _machine_page(p: BenchPage, rel, caption: str) -> str:
+    fig, (s,) = p.fig, p.shown
+    parts = [p.blocks.html_block(caption),
+             f"[Link to this result](#{render.tab_id(fig.id, s.name)}){{ .bench-permalink }} · "
+             + _links(p, rel, back=True),
+             _recorded_note(p, rel),
+             _session_note(p, rel, s) if not s.problem else "",
+             _verdicts(p, rel, [s]),
+             p.blocks.html_block(s.panel)]
+    if s.cells is not None:
+        parts.append(f"## Compared with {md(p.ref)} {{ #compared }}\n\n{compare_note(rel)}\n"
+                     + _comparison(p, s))
+    parts.append(_history(p, "History"))
+    parts.append(_code_link(fig, rel))
+    return "\n".join(parts)
+
+
+class _Rel:
+    """Markdown link targets from the page to other source files (``urls.rel``)."""
+
+    def __init__(self, src_uri: str) -> None:
+        self.src_uri = src_uri
+
+    def __call__(self, target_src: str) -> str:
+        return urls.rel(self.src_uri, target_src)
+
+
+def table_div(css: str, table: str) -> str:
+    """A Markdown table (so mkdocs checks its links) in a div the stylesheet can size."""
+    return f"<div class=\"bench-table {css}\" markdown=\"1\">\n\n{table}\n\n</div>\n"
+
+
+def verdict_link(verdict, rel) -> str:
+    """A headline ratio's verdict, linked to the rule, its reason as the link's title."""
+    title = verdict.reason.replace('"', "'")
+    return f'[{md(verdict.text)}]({rel("verdicts.md")} "{md(title)}")'
+
+
+def machine_cells(fig: Figure, found, rel) -> list[str]:
+    """Headline, when and with what, and whether the script is still the one that ran, from the
+    pair's summary (``Catalog.summary``)."""
+    head = found.headline
+    runs = f"{found.runs} runs"
+    verdict = f" · {verdict_link(head.verdict, rel)}" if head and head.verdict else ""
+    shown = (f"{md(quantities.headline(head))}<br><small>{md(head.what)} · {runs}{verdict}</small>" if head
+             else f"— ({runs})")
+    when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
+    state = (f"recorded source ([{fig.compare.made_by}](" + rel(urls.figure_src(fig.id)) + "#code))"
+             if fig.compare is not None else "**⚠ stale**" if found.stale else "current")
+    return [shown, when, state]
+
+
+def _machines_table(p: BenchPage, rel) -> str:
+    fig = p.fig
+    rows = ["| machine | headline | measured (UTC), jax | script | vs the reference | data |",
+            "|---|---|---|---|---|---|"]
+    for s in p.shown:
+        who = f"[{md(s.name)}]({rel(urls.machine_src(fig.id, s.name))})"
+        csv = f"[CSV]({rel(layout.site_path(s.name, fig.stem))})"
+        if not s.valid:
+            rows.append(f"| {who} | **invalid results** (its page says why) | — | — | — | {csv} |")
+            continue
+        cells = ([f"**invalid results**: {md(s.error)}", "—", "—"] if s.error is not None
+                 else machine_cells(fig, s.summary, rel))
+        versus = "reference" if s.name == p.ref else md(compare.results_count(s.cells, short=True))
+        rows.append("| " + " | ".join([who, *cells, versus, csv]) + " |")
+    return table_div("bench-machines", "\n".join(rows))
+
+
+def _comparison(p: BenchPage, s: Shown) -> str:
+    return p.blocks.html_block(compare.html_table(s.cells, s.name, p.ref, p.rule))
+
+
+def compare_note(rel) -> str:
+    """How the comparison's verdicts are decided, with a link to the rule's page."""
+    return ("The cells are the median [min..max] of each machine's per-run medians (for a ratio row, of "
+            "its per-run ratios); the ratio is the median on one machine over the median on the reference "
+            "machine. Runs on two machines are not paired, so a difference is **a result** only by the "
+            "unpaired rule: each side has enough runs, one machine's runs lie above the other's more "
+            "often than chance allows (an exact rank-sum test), and the ratio of medians exceeds an effect "
+            "floor tied to both machines' run-to-run spread; otherwise it is not a result yet. "
+            f"[How a verdict is decided]({rel('verdicts.md')}) gives the constants and the "
+            "simulated error rates. Only cells both machines measured with the same parameters are compared.\n")
+
+
+def _across_machines(p: BenchPage, rel, good: list[Shown]) -> str:
+    others = [s for s in good if s.name != p.ref]
+    if not p.ref or not others:
+        return ""
+    out = [f"## Across machines {{ #across-machines }}\n\n{compare_note(rel)}\nReference: **{md(p.ref)}**.\n"]
+    if len(good) > MAX_TABS:
+        out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
+        return "\n".join(out)
+    for s in others:
+        out.append(f"### {md(s.name)} vs {md(p.ref)} {{ #vs-{urls.machine_slug(s.name)} }}\n\n" + _comparison(p, s))
+    return "\n".join(out)
+
+
+def _links(p: BenchPage, rel, back: bool) -> str:
+    fig = p.fig
+    code = (f"Code: [the recorded source of each version]({'' if not back else rel(urls.figure_src(fig.id))}#code)"
+            if fig.compare is not None else f"Script: `{fig.script_rel}`")
+    parts = [f"[Link to this figure](#{fig.id}){{ .bench-permalink }}" if not back
+             else f"[All machines for this figure]({rel(urls.figure_src(fig.id))})",
+             f"In its chapter: {p.chapter or NO_CHAPTER}", code]
+    return " · ".join(parts) + "\n"
+
+
+def _recorded_note(p: BenchPage, rel) -> str:
+    """What a comparison's page says instead of a script's staleness: who made it and whose code it shows."""
+    fig = p.fig
+    if fig.compare is None:
+        return ""
+    sides = ", ".join(f"[{md(m)}]({rel(layout.site_path(m, fig.stem, comparisons.SIDE))})" for m in p.sides)
+    return (f"Made by `{fig.compare.made_by}`, not by a figure script: the code that produced it is the source of each "
+            "version as recorded when it ran, so these results are neither stale nor current against this "
+            f"site's `bench_scripts/`. What it recorded: `{fig.stem}.{comparisons.SIDE}`"
+            + (f" ({sides})" if sides else "") + ".\n")
+
+
+def _session_note(p: BenchPage, rel, s: Shown) -> str:
+    """Which session the latest page shows, with a link to that session's own page."""
+    session = s.session
+    if session is None:
+        return ""
+    link = rel(urls.session_src(p.fig.id, s.name, session.id))
+    return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
+            f"[its permanent page]({link}) keeps these samples when later sessions arrive. "
+            f"[What changed on this machine]({rel(urls.changes_src(s.name))}).\n")
+
+
+def _verdicts(p: BenchPage, rel, shown: list[Shown]) -> str:
+    """A comparison's answer per machine and row: the ratio, the paired verdict and the equivalence
+    verdict at the margin its side file gives (the table model decides both, stats.py's rules)."""
+    fig, rec = p.fig, p.fig.compare
+    if rec is None or fig.ratio is None:
+        return ""
+    same = f"the same within ±{comparisons.percent(rec.margin)}?"
+    rows = [f"| machine | {md(fig.ratio[0])} / {md(fig.ratio[1])} | a result? | {same} | runs |",
+            "|---|---|---|---|---|"]
+    for s in shown:
+        for row, eq, runs in s.verdicts:
+            who = md(s.name) + (f" ({md(row.label)})" if row.label else "")
+            ratio = fmt.ratio_range(row.ratio.median, row.ratio.low, row.ratio.high) if row.ratio else "—"
+            paired = verdict_link(row.verdict, rel) if row.verdict else "—"
+            reason = eq.reason.replace('"', "'") if eq else ""
+            equal = (f'[{md(eq.text)}]({rel("verdicts.md")}#the-same-within-a-margin "{md(reason)}")'
+                     if eq else "—")
+            rows.append(f"| {who} | {ratio} | {paired} | {equal} | {runs} |")
+    if len(rows) == 2:
+        return ""
+    return ("## The verdict { #verdict }\n\nThe ratio is the median [min..max] of the per-run ratios; "
+            f"[how a verdict is decided]({rel('verdicts.md')}). \"Not a result yet\" is not \"the same\": "
+            "that is the equivalence rule's call, at the margin the command was given.\n\n"
+            + table_div("bench-verdicts", "\n".join(rows)))
+
+
+def _history(p: BenchPage, heading: str) -> str:
+    if not p.history:
+        return ""
+    return f"## {heading} {{ #history }}\n\n" + p.blocks.html_block(p.history)
+
+
+def _code_link(fig: Figure, rel) -> str:
+    """A machine page's code section: a link to the figure page, which shows the script once for
+    all its machines (the same code on each of a hundred pages would be most of the site's size)."""
+    if fig.compare is not None:
+        return ("## The code that produced it { #code }\n\nThe source of each version as "
+                f"`{fig.compare.made_by}` recorded it: [shown on the figure's page]"
+                f"({rel(urls.figure_src(fig.id))}#code).\n")
+    return (f"## The code that produced it {{ #code }}\n\n`{fig.script_rel}`, the same for every machine: "
+            f"[shown on the figure's page]({rel(urls.figure_src(fig.id))}#code). The script's sha256 "
+            "when it ran is in the provenance above.\n")
