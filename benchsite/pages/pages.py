@@ -298,45 +298,45 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     (the latest one, the history) and the figure's chapter; the machines' panels and the code as
     finished blocks of the build's cache. :func:`benchsite.views.benchpage.page` renders it."""
     cat = ctx.catalog
+    # The catalog: the machines, their state, summaries and (for a comparison's verdicts) table models.
     ref = cat.reference(fig.id)
     machines = cat.machines(fig.id) if machine is None else [machine]
     valid = {m: (fig.id, m) in cat.frames for m in machines}
     problems = {m: cat.problem(fig.id, m) for m in machines}
+    roles = {m: cat.role(m) for m in machines}
     errors = {m: cat.errors.get((fig.id, m)) for m in machines if valid[m]}
     summaries = {m: cat.summary(fig.id, m) for m in machines
                  if machine is None and valid[m] and errors[m] is None}
-    # The machines whose results panel the page shows: every tab, or past MAX_TABS the reference's alone.
-    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
     verdicts = {m: [] for m in machines}
     if fig.compare is not None and fig.ratio is not None:  # a comparison's answer per machine and row
         for m in (m for m in machines if valid[m] and not problems[m]):
             tab = cat.table(fig.id, m)
             verdicts[m] = [(row, eq, tab.runs) for row, eq in zip(tab.rows, tab.same(fig.compare.margin))]
-    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
-    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
-    sessions = {m: latest_session(fig, m, ctx) for m in panels if not problems[m]}
-    shown_history = ref if machine is None else machine
-    hist = (history.history_html(fig, shown_history, ctx)
-            if shown_history and machines and not cat.problem(fig.id, shown_history) else "")
-    shown = []
-    for m in machines:
-        panel = ""
-        if m in panels:
-            panel = machine_panel(fig.id, m, ctx)
-            if not problems[m]:
-                panel += "\n" + str(template("cite.html", open=machine is not None,
-                                             **cite_fields(fig, m, ctx, sessions[m])))
-        shown.append(benchpage.Shown(m, cat.role(m), valid[m], problems[m], errors.get(m), summaries.get(m),
-                                     cells.get(m), panel, verdicts[m], sessions.get(m)))
     for message in errors.values():
         if message is not None and machine is None:  # said in the machines table
             ctx.on_problem(message)
+    # The figure's chapter, its recorded side files and its code.
+    chapter = chapter_link(fig, ctx)
     sides = ([m for m in machines if comparisons.side_file(cat.results, m, fig.stem).is_file()]
              if fig.compare is not None else [])
-    return benchpage.BenchPage(
-        fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter_link(fig, ctx), sides, hist,
-        _code(fig, ctx) if machine is None else "", ctx.link(render.RULE_PATH),
-        stale=[(m, summaries[m].stale) for m in machines if m in summaries and summaries[m].stale])
+    code = _code(fig, ctx) if machine is None else ""
+    # Each machine against the reference, cell by cell.
+    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
+    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
+    # The machines whose results panel the page shows: every tab, or past MAX_TABS the reference's alone.
+    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
+    made = {m: machine_panel(fig.id, m, ctx) for m in panels}
+    # The sessions: the latest one (its cite block), and the history of the machine the page is about.
+    sessions = {m: latest_session(fig, m, ctx) for m in panels if not problems[m]}
+    for m, session in sessions.items():
+        made[m] += "\n" + str(template("cite.html", open=machine is not None, **cite_fields(fig, m, ctx, session)))
+    about = ref if machine is None else machine
+    hist = history.history_html(fig, about, ctx) if about and machines and not problems.get(about, ref) else ""
+    shown = [benchpage.Shown(m, roles[m], valid[m], problems[m], errors.get(m), summaries.get(m), cells.get(m),
+                             made.get(m, ""), verdicts[m], sessions.get(m)) for m in machines]
+    return benchpage.BenchPage(fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter, sides, hist, code,
+                               ctx.link(render.RULE_PATH), stale=[(m, found.stale) for m, found in summaries.items()
+                                                                  if found.stale])
 
 
 def _code(fig: Figure, ctx: Context) -> str:
