@@ -366,12 +366,11 @@ def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
 
 
 def page_marker(args: list[str], ctx: Context) -> str:
+    """``<!-- bench:page fig-id -->``: a figure's page (its machines' pages are written by the build,
+    from :func:`machine_body`)."""
     if not args or args[0] not in ctx.catalog.figures:
         raise ValueError("the first argument must be the id of a figure script")
-    fig = ctx.catalog.figures[args[0]]
-    opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-    machine = ctx.catalog.by_slug(fig.id).get(opts["machine"]) if "machine" in opts else None
-    if "machine" in opts and machine is None:
-        raise ValueError(f"no results for {fig.id} on {opts['machine']}")
-    model = page_model(fig, machine, ctx)
+    if args[1:]:
+        raise ValueError("a figure's page takes no options (each machine's page is made by the build)")
+    model = page_model(ctx.catalog.figures[args[0]], None, ctx)
     return benchpage.page(model)
