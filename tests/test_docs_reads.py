@@ -151,7 +151,7 @@ def test_no_module_below_the_build_names_the_docs_folder_but_the_recorder():
 
 # Two builds in one process (as mkdocs serve rebuilds) of a copy of docs/ and mkdocs.yml, with the
 # committed results and the session's build cache, then three edits, each built again: which pages'
-# markers were expanded in each build (from every process: warming workers too), and whether any
+# markers were expanded or bodies made in each build (from every process: warming workers too), and whether any
 # file or folder under docs/ was opened while markers were expanded other than through Docs (an
 # audit hook: sys.addaudithook, the "open" and "os.scandir" events).
 EDITS = r"""
@@ -159,6 +159,7 @@ import json, os, sys, threading
 from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+from benchsite.build import plugin
 from benchsite.pages import docsread, markers
 
 config_file, site, log = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -200,6 +201,17 @@ def expand(markdown, ctx):
         state.expanding = False
 
 markers.expand = expand
+made = plugin._Writer.made  # a page the plugin writes itself is made from the model, not expanded
+
+def make(file, ctx):
+    note("EXPANDED " + file.src_uri)
+    state.expanding = True
+    try:
+        return made(file, ctx)
+    finally:
+        state.expanding = False
+
+plugin._Writer.made = staticmethod(make)
 edits = json.loads(sys.argv[4])
 for number, edit in enumerate([None, *edits]):
     if edit is not None:
