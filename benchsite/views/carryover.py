@@ -104,14 +104,32 @@ def _medians(times: pd.Series, keys: list[pd.Series]) -> pd.Series:
     return grouped.median()[grouped.size() >= MIN_GROUP]
 
 
-def _per_run(medians: pd.Series, key: tuple) -> pd.Series:
-    """The per-run medians of one group (``key``: the levels before the run), indexed by run."""
-    try:
-        out = medians.loc[key]
-    except KeyError:
-        return pd.Series(dtype=float, index=pd.Index([], name="run"))
-    out.index.name = "run"
+_NO_RUNS = pd.Index([], name="run")
+
+
+def _groups(medians: pd.Series) -> dict[object, dict[object, pd.Series]]:
+    """The per-run medians of every group of :func:`_medians` (first level -> second level ->
+    medians indexed by run), split in one pass over the sorted index: a figure has thousands of
+    groups, and looking each up in the MultiIndex was most of the time spent here."""
+    out: dict[object, dict[object, pd.Series]] = {}
+    if not len(medians):
+        return out
+    index = medians.index
+    first, second = index.codes[0], index.codes[1]
+    starts = np.flatnonzero(np.r_[True, (first[1:] != first[:-1]) | (second[1:] != second[:-1])])
+    stops = np.r_[starts[1:], len(medians)]
+    runs, values = index.get_level_values(2).to_numpy(), medians.to_numpy()
+    heads, subs = index.levels[0], index.levels[1]
+    for start, stop in zip(starts.tolist(), stops.tolist()):
+        out.setdefault(heads[first[start]], {})[subs[second[start]]] = pd.Series(
+            values[start:stop], index=pd.Index(runs[start:stop], name="run"), name=medians.name)
     return out
+
+
+def _per_run(groups: dict[object, dict[object, pd.Series]], key: tuple) -> pd.Series:
+    """The per-run medians of one group (``key``: the levels before the run), indexed by run."""
+    found = groups.get(key[0], {}).get(key[1])
+    return found if found is not None else pd.Series(dtype=float, index=_NO_RUNS)
 
 
 def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
@@ -119,28 +137,26 @@ def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
     return x / y
 
 
-def _candidates(by_prev: pd.Series, cell: str, after_self: pd.Series) -> dict[str, pd.Series]:
+def _candidates(by_prev: dict[object, dict[object, pd.Series]], cell: str,
+                after_self: pd.Series) -> dict[str, pd.Series]:
     """Each other predecessor with PAIRED_MIN_RUNS runs to pair with ``after_self``: its per-run
     ratio (median after it / median after the cell itself), indexed by run."""
-    if cell not in by_prev.index.get_level_values(0):
-        return {}
     out = {}
-    for prev in by_prev.loc[cell].index.get_level_values(0).unique():
+    for prev, after_prev in by_prev.get(cell, {}).items():
         if prev == cell:
             continue
-        runs, a, b = stats.common_runs(_per_run(by_prev, (cell, prev)), after_self)
+        runs, a, b = stats.common_runs(after_prev, after_self)
         if runs.size >= stats.PAIRED_MIN_RUNS:
-            out[prev] = pd.Series(_per_run(by_prev, (cell, prev)).to_numpy()[a] / after_self.to_numpy()[b],
-                                  index=runs)
+            out[prev] = pd.Series(after_prev.to_numpy()[a] / after_self.to_numpy()[b], index=runs)
     return out
 
 
 def _pick(candidates: dict[str, pd.Series], leave_out: object = None) -> str:
     """The candidate furthest from 1 by its median log ratio over the runs other than ``leave_out``."""
     def distance(prev: str) -> float:
-        r = candidates[prev]
-        r = r[r.index != leave_out] if leave_out is not None else r
-        return abs(float(np.median(np.log(r.to_numpy())))) if r.size else -math.inf
+        r = candidates[prev].to_numpy()
+        r = r[candidates[prev].index.to_numpy() != leave_out] if leave_out is not None else r
+        return abs(float(np.median(np.log(r)))) if r.size else -math.inf
     return max(sorted(candidates), key=distance)
 
 
@@ -167,20 +183,22 @@ def figure_carry(frame: pd.DataFrame) -> list[Carry]:
     cells = cell_names(frame)
     known = before.notna()
     times, runs = frame["time_s"].astype(float)[known], frame["run"][known]
-    by_prev = _medians(times, [cells[known], before[known].astype(str), runs])
+    by_prev = _groups(_medians(times, [cells[known], before[known].astype(str), runs]))
     kind = pd.Series(np.where(before.eq(cells), "self", "others"), index=frame.index)[known]
-    by_kind = _medians(times, [cells[known], kind, runs])
+    by_kind = _groups(_medians(times, [cells[known], kind, runs]))
     first = frame.drop_duplicates(["variant", "params"])
     lead = frame.groupby(cells)["lead_in"].agg(["min", "max"]) if "lead_in" in frame else None
+    leads = dict(zip(lead.index, zip(lead["min"], lead["max"]))) if lead is not None else {}
     out = []
-    for cell, row in zip(cells[first.index], first.itertuples()):
+    for cell, variant, params, boundary in zip(cells[first.index], first["variant"], first["params"],
+                                               first["boundary"]):
         after_self = _per_run(by_kind, (cell, "self"))
         candidates = _candidates(by_prev, cell, after_self)
         moved_by, ratios, same = most_different(candidates)
         span = None
-        if lead is not None and pd.notna(lead.at[cell, "min"]):
-            span = (int(lead.at[cell, "min"]), int(lead.at[cell, "max"]))
-        out.append(Carry(str(row.variant), "" if pd.isna(row.params) else str(row.params), str(row.boundary),
+        if lead is not None and pd.notna(leads[cell][0]):
+            span = (int(leads[cell][0]), int(leads[cell][1]))
+        out.append(Carry(str(variant), "" if pd.isna(params) else str(params), str(boundary),
                          after_self, _per_run(by_kind, (cell, "others")), len(candidates), moved_by,
                          ratios.to_numpy(), same, stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size))
                          if moved_by else None, span))
