@@ -102,6 +102,17 @@ def test_simulated_paired_rate_agrees_with_the_site_simulation():
     assert abs(calibration.simulated(paired, 9) - site[("paired", 9)]) < 0.02
 
 
+@pytest.mark.parametrize("rule", calibration.RULES, ids=lambda r: r.name)
+@pytest.mark.parametrize(("runs", "run_sd", "drift_sd"), [(2, 0.02, 0.03), (5, 0.02, 0.03), (6, 0.0, 0.0),
+                                                          (9, 0.05, 0.0), (10, 0.01, 0.1)])
+def test_simulated_in_rows_calls_what_the_rule_calls_trial_by_trial(rule, runs, run_sd, drift_sd):
+    """The simulation decides every trial at once (``wrong_in_rows``): exactly the rule's calls."""
+    one_by_one = dataclasses.replace(rule, wrong_in_rows=None)
+    assert rule.wrong_in_rows is not None
+    assert calibration.simulated(rule, runs, run_sd, drift_sd, 300, 7) == \
+        calibration.simulated(one_by_one, runs, run_sd, drift_sd, 300, 7)
+
+
 def test_noise_estimate_recovers_the_model():
     rng = np.random.default_rng(1)
     drift = rng.normal(0, 0.05, (40, 9))
