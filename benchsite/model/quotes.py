@@ -39,12 +39,14 @@ class NoRows(ValueError):
 def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
     """The rows whose columns (``variant``, ``dtype``, ``boundary``) or params hold each value;
     :class:`NoRows` when none does."""
-    rows = frame
+    keep = None  # every filter's rows at once, then one selection (a page asks hundreds of these)
     for key, want in filters.items():
         col = key if key in FILTER_COLUMNS else f"p_{key}"
-        if col not in rows:
+        if col not in frame:
             raise ValueError(f"no column or parameter {key!r} in the results")
-        rows = rows[rows[col].astype(str) == want]
+        match = (frame[col].astype(str) == want).to_numpy()
+        keep = match if keep is None else keep & match
+    rows = frame if keep is None else frame[keep]
     if rows.empty:
         where = f" in {frame['figure_id'].iloc[0]} on {frame['machine'].iloc[0]}" if len(frame) else ""
         raise NoRows(f"no rows match {filters}{where}")
