@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import itertools
 import os
 import pickle
 import sys
@@ -30,11 +31,7 @@ def read(path: Path) -> object | None:
 def write(path: Path, value: object) -> None:
     """Store ``value``; a read-only checkout still builds, it just makes the value again next time."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        store_bytes(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass
 
@@ -155,11 +152,23 @@ def _cache_dir(chosen: str, project: Path) -> Path:  # one Path per setting: a b
     return Path(chosen or project / ".cache" / "bench")
 
 
+_TEMP_NAMES = itertools.count()  # this process's temp files: with its pid, a name no other process makes
+
+
 def store_bytes(path: Path, data: bytes) -> None:
     """``data`` written to ``path`` through a temp file and a rename: two builds at once never
-    read half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    read half a file. (A cold build writes thousands of entries: the folder is made only when the
+    temp file cannot be, and the temp file is named by this process, not drawn by ``tempfile``.)"""
+    tmp = path.parent / f".tmp-{os.getpid()}-{next(_TEMP_NAMES)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(tmp, flags, 0o600)
+    except FileNotFoundError:  # the folder's first entry
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, flags, 0o600)
+    except FileExistsError:  # left by a process of the same id that died mid-write
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        tmp = Path(name)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
