@@ -39,14 +39,26 @@ SITE, REPO_URL = "https://example.org/jax/bench/", "https://github.com/someone/j
 PUBLIC = {"SITE_URL": SITE, "REPO_URL": REPO_URL}  # a build with a public address
 
 
+@pytest.fixture(scope="module")
+def public(tmp_path_factory):
+    """The committed results built with a public address (every page's key holds the address, so
+    this is a build of its own): the site. Two tests read it: the permalinks as first published,
+    and the machine pages' links to the data at its commit."""
+    out = tmp_path_factory.mktemp("public") / "site"
+    proc = build_site(out, extra_env=PUBLIC)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
 @pytest.mark.slow
-def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(copied, tmp_path):
+def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(public, copied, tmp_path):
+    """First published from the committed results (the checkout's folder, both machines); then
+    from a copy of the reference machine's folder, elsewhere, with a later session and another
+    machine added: the page is the same, whatever the folder and whichever other machines."""
     path = copied / REFERENCE / f"{STEM}.csv"
     first = session_of(path)
-    proc = build_site(tmp_path / "one", copied, extra_env=PUBLIC)
-    assert proc.returncode == 0, proc.stderr[-3000:]
     permalink = f"bench/{FIG}/{REFERENCE}/{first}/index.html"
-    before = article(tmp_path / "one" / permalink)
+    before = article(public / permalink)
     assert "cannot change: that session's samples" in before and "Cite this result" in before
     # With a public address: the cite block's absolute permalink is the site's address and the page's
     # path joined once (the site's /bench section under a site published at /bench/), the code and
@@ -56,9 +68,9 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(c
     assert f'Permalink: <a href="{url}">{url}</a>' in cite and f"url       {url}</code>" in cite and f"]({url})" in cite
     assert f"git clone {REPO_URL} rerun" in cite and f'href="{REPO_URL}/tree/' in cite
     assert "<site address>" not in cite and "<repository>" not in cite
-    latest = html.unescape(article(tmp_path / "one" / f"bench/{FIG}/{REFERENCE}/index.html"))
+    latest = html.unescape(article(public / f"bench/{FIG}/{REFERENCE}/index.html"))
     assert f'Data: <a href="../../../results/{REFERENCE}/{STEM}.csv.gz">' in latest
-    assert (tmp_path / "one" / "results" / REFERENCE / f"{STEM}.csv.gz").is_file()
+    assert (public / "results" / REFERENCE / f"{STEM}.csv.gz").is_file()
     # A later session replaces the file (run.py keeps the old one first), and a machine arrives.
     assert archive.archive(path, copied, keep=[LATER])
     rewrite(path, path, LATER, where={"variant": "blocked"}, by=2.0)
@@ -172,7 +184,7 @@ def test_a_damaged_kept_session_is_an_error_box_and_nothing_else_is_affected(dam
 
 
 @pytest.mark.slow
-def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it(tmp_path):
+def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it(public):
     """Issue 37: a link to the data at its commit. The rows' git_commit is the code's (the file is
     committed after it is measured), so the link names the last commit that changed the file."""
     rel = f"results/{REFERENCE}/{STEM}.csv"
@@ -181,9 +193,7 @@ def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it
     if subprocess.run(["git", "status", "--porcelain", "--", rel], cwd=REPO, capture_output=True,
                       text=True).stdout.strip():
         pytest.skip(f"{rel} has uncommitted changes here")
-    proc = build_site(tmp_path / "pub", extra_env=PUBLIC)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    page = (tmp_path / "pub" / "bench" / FIG / REFERENCE / "index.html").read_text()
+    page = (public / "bench" / FIG / REFERENCE / "index.html").read_text()
     assert f'href="{REPO_URL}/blob/{sha}/{rel}"' in page and f"data      {REPO_URL}/blob/{sha}/{rel}" in page
     assert git_show(sha, rel) == (REPO / rel).read_bytes()  # that commit holds this very file
 
