@@ -236,6 +236,21 @@ def damaged_lenient(damaged_results, damaged_strict_twice) -> tuple[Path, subpro
     return _shared_folder() / "damaged-lenient" / "site", proc
 
 
+def edited_tree() -> tuple[dict[str, Path], dict[str, str]]:
+    """Three strict builds of a copy of the checkout (tests/test_code_version.py, edited_builds):
+    cold on two workers, warm on two workers after an edit to the publishing package, and the
+    edited tree cold in one process. ({name: its site}, {name: its log}: before, warm, cold). Once
+    a run: the warm-equals-cold hold and the workers-write-what-one-process-writes check read them."""
+    def make(root: Path):
+        from test_code_version import edited_builds
+
+        return edited_builds(root)
+
+    logs = once("edited", make)
+    root = _shared_folder() / "edited"
+    return {name: root / name for name in logs}, logs
+
+
 # --- the two tiers -------------------------------------------------------------------------------
 # `make test-fast` (-m "not slow") runs the model and the views in about a minute; `make test` runs
 # everything. A test that builds a site, starts Chromium, runs a figure script or any other program

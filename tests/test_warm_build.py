@@ -16,7 +16,7 @@ from benchkit.layout import discover
 from benchsite.core import cachefile
 from benchsite.model import load
 from benchsite.model.catalog import Catalog
-from conftest import REFERENCE, REPO, build_site
+from conftest import REFERENCE, REPO, build_site, edited_tree
 
 
 @pytest.fixture
@@ -130,21 +130,24 @@ def test_a_warm_build_notices_a_side_file_that_went_missing(rebuilt):
 
 
 @pytest.mark.slow
-def test_a_cold_build_on_two_workers_writes_what_one_process_writes(built_site, built_site_log, tmp_path):
-    # Workers read and render every page into the build cache before the build does (mkdocs'
-    # own pages through mkdocs' own steps, the lesson's notebook converted there), so the
-    # build itself converts no notebook, and it writes, byte for byte, what a build without
-    # workers writes: warming may only make a build faster. The two workers' build is the
-    # session's first (tests/conftest.py: cold, strict, BENCH_JOBS=2, saying when the build
-    # itself converts the notebook); this one is the same build on one process and a new cache.
-    env = {"BENCH_CACHE": str(tmp_path / "cache-1"), "BENCH_JOBS": "1"}
-    proc = build_site(tmp_path / "site-1", extra_env=env, notebook_log=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_a_build_on_two_workers_writes_what_one_process_writes(built_site_log):
+    """Workers read and render every page into the build cache before the build does (mkdocs'
+    own pages through mkdocs' own steps, the lesson's notebook converted there), so a build on
+    two workers converts no notebook itself, and it writes, byte for byte, what a build without
+    workers writes: warming may only make a build faster. Read from the builds of an edited copy
+    of the checkout (tests/test_code_version.py: once a run, whichever module asks first): the
+    edited tree built warm on two workers (every page new to the cache: the code changed) and
+    cold in one process; and from the log of the session's cold build of the committed site on
+    two workers (tests/conftest.py). Each logs when the build itself converts the notebook."""
+    sites, logs = edited_tree()
+    logs = {**logs, "committed": built_site_log}
     notebook = "importing mkdocs_jupyter.convert to convert a notebook"
-    assert notebook in proc.stderr and notebook not in built_site_log
-    assert "bench: warmed pages:" in built_site_log and "on 2 workers" in built_site_log
-    sites = {"1": tmp_path / "site-1", "2": built_site}
-    files = {jobs: sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file()) for jobs, site in sites.items()}
-    assert files["1"] == files["2"] and len(files["1"]) > 100
-    differ = [p for p in files["1"] if (sites["1"] / p).read_bytes() != (sites["2"] / p).read_bytes()]
+    assert notebook in logs["cold"] and "bench: warmed pages: 0 of " in logs["cold"]  # no workers
+    for name in ("before", "warm", "committed"):
+        assert notebook not in logs[name], logs[name][-3000:]
+        assert re.search(r"bench: warmed pages: [1-9]\d* of \d+ jobs on 2 workers", logs[name]), logs[name][-3000:]
+    files = {name: sorted(p.relative_to(sites[name]) for p in sites[name].rglob("*") if p.is_file())
+             for name in ("warm", "cold")}
+    assert files["warm"] == files["cold"] and len(files["cold"]) > 100
+    differ = [p for p in files["cold"] if (sites["warm"] / p).read_bytes() != (sites["cold"] / p).read_bytes()]
     assert differ == []
