@@ -242,7 +242,10 @@ def test_a_warm_build_in_one_process_expands_again_only_what_read_the_edit(tmp_p
     work = tmp_path / "work"
     shutil.copytree(REPO / "docs", work / "docs")
     shutil.copy(REPO / "mkdocs.yml", work / "mkdocs.yml")
-    (work / "bench_scripts").symlink_to(REPO / "bench_scripts")
+    # A copy, not a link: every page's key holds every file under bench_scripts/, and another test
+    # running beside this one (make wheel's build/ folder there) would change it between builds.
+    shutil.copytree(REPO / "bench_scripts", work / "bench_scripts",
+                    ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
     env |= {"BENCH_RESULTS": str(REPO / "results"), "BENCH_CACHE": str(committed_build()[2]), "BENCH_JOBS": "2",
             "NO_MKDOCS_2_WARNING": "1"}
