@@ -172,14 +172,11 @@ def where(ctx: Context, machine: str) -> session_view.Where:
     return session_view.Where(ctx.link, ctx.site_url, ctx.repo_url, ctx.catalog.role(machine))
 
 
-def address(ctx: Context, path: str) -> tuple[str, str]:
-    """``views/session.address`` of the page at ``path``, from the page ``ctx`` is on."""
-    return session_view.address(session_view.Where(ctx.link, ctx.site_url), path)
-
-
-def cite(fig: Figure, s: Session, ctx: Context, state: str = "", download: str = "", data_url: str = "") -> dict:
-    """``views/session.cite`` of one session, from the page ``ctx`` is on."""
-    return session_view.cite(fig, s, where(ctx, s.machine), state, download, data_url)
+def cite(fig: Figure, machine: str, s: Session | None, ctx: Context, state: str = "", download: str = "",
+         data_url: str = "") -> dict:
+    """``views/session.cite_latest``: a machine page's cite block (its latest session's, if it has one),
+    from the page ``ctx`` is on."""
+    return session_view.cite_latest(fig, machine, s, where(ctx, machine), state, download, data_url)
 
 
 def session_marker(args: list[str], ctx: Context) -> str:

@@ -277,14 +277,7 @@ def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
     session = session or latest_session(fig, machine, ctx)
-    if session is not None:
-        return history.cite(fig, session, ctx, state, download=download, data_url=data_url)
-    href, url = history.address(ctx, machine_path(fig.id, machine))
-    text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
-    return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],
-            "repo": urls.public_base(ctx.repo_url), "download": download, "data_url": data_url,
-            "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
-            "markdown": f"[{fig.id} on {machine}]({url})"}
+    return history.cite(fig, machine, session, ctx, state, download=download, data_url=data_url)
 
 
 def cite_text(fig: Figure, machine: str, ctx: Context) -> str:

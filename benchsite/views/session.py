@@ -127,6 +127,20 @@ def cite(fig: Figure, s: Session, at: Where, state: str = "", download: str = ""
             "reproduce": reproduce, "markdown": snippet}
 
 
+def cite_latest(fig: Figure, machine: str, s: Session | None, at: Where, state: str = "", download: str = "",
+                data_url: str = "") -> dict:
+    """A machine page's block to cite: its latest session's (:func:`cite`), or, for a results file
+    that records no session (the first format), the machine page's own address and the script's state."""
+    if s is not None:
+        return cite(fig, s, at, state, download=download, data_url=data_url)
+    href, url = address(at, urls.machine_path(fig.id, machine))
+    text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
+    return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],
+            "repo": urls.public_base(at.repo_url), "download": download, "data_url": data_url,
+            "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
+            "markdown": f"[{fig.id} on {machine}]({url})"}
+
+
 def panel(fig: Figure, s: Session, at: Where) -> str:
     tab = s.table
     per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
