@@ -176,9 +176,13 @@ def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[
             cell.decision  # noqa: B018 - decided here, once, and stored with the cell (a cached property)
         return found
 
-    key = (fig.id, machine, ref, cat.csv_digest(fig.id, machine), cat.csv_digest(fig.id, ref), repr(fig),
-           repr(cat.current_sha(fig.id)))
-    return cat.memo(("cells", fig.id, machine, ref), lambda: cat.stored("cells", key, made))
+    memo = ("cells", fig.id, machine, ref)  # once per build (Catalog.derived: the catalog calls no code of ours)
+    found = cat.derived.get(memo)
+    if found is None:
+        key = (fig.id, machine, ref, cat.csv_digest(fig.id, machine), cat.csv_digest(fig.id, ref), repr(fig),
+               repr(cat.current_sha(fig.id)))
+        found = cat.derived[memo] = cat.stored("cells", key, made)
+    return found
 
 
 def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:
@@ -339,12 +343,16 @@ def _code(fig: Figure, ctx: Context) -> str:
         if not fig.compare.versions:
             return ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded "
                     "source cannot be shown (the error above names it).\n")
-        html = ctx.catalog.memo(("code-html", fig.id), lambda: str(render.recorded_code(fig.compare)))
+        html = ctx.catalog.derived.get(("code-html", fig.id))
+        if html is None:
+            html = ctx.catalog.derived[("code-html", fig.id)] = str(render.recorded_code(fig.compare))
         return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
                 f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
     block = render.code_block(fig, indent="")
     if ctx.markdown is not None:
-        html = ctx.catalog.memo(("code-html", fig.id), lambda: ctx.markdown(block))
+        html = ctx.catalog.derived.get(("code-html", fig.id))
+        if html is None:
+            html = ctx.catalog.derived[("code-html", fig.id)] = ctx.markdown(block)
         block = f"\n{ctx.cache.stash(html)}\n"
     return f"## The code that produced it {{ #code }}\n\n{block}"
 
