@@ -288,6 +288,13 @@ class Catalog:
                 ("sha", fig_id, machine), file_digest(path, self.cache))
         return fig, path, sha, digest
 
+    def pair_key(self, fig_id: str, machine: str, ref: str) -> tuple:
+        """What a comparison of two machines' tables of one figure is made from and kept by (with a
+        build cache): the figure, both results files by their digest and today's code hashes, from
+        each machine's :meth:`_keys` (as its table and summary are)."""
+        fig, _, sha, digest = self._keys(fig_id, machine)
+        return (fig_id, machine, ref, digest, self._keys(fig_id, ref)[3], repr(fig), repr(sha))
+
     def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
         fig, path, sha, digest = self._keys(fig_id, machine)
         if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/

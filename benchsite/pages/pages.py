@@ -179,8 +179,7 @@ def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[
     memo = ("cells", fig.id, machine, ref)  # once per build (Catalog.derived: the catalog calls no code of ours)
     found = cat.derived.get(memo)
     if found is None:
-        key = (fig.id, machine, ref, cat.csv_digest(fig.id, machine), cat.csv_digest(fig.id, ref), repr(fig),
-               repr(cat.current_sha(fig.id)))
+        key = cat.pair_key(fig.id, machine, ref)  # both results files by digest, today's code hashes
         found = cat.derived[memo] = cat.stored("cells", key, made)
     return found
 
