@@ -11,7 +11,7 @@ import pytest
 from benchsite.views import axes, fmt
 
 PACKAGE = Path(axes.__file__).resolve().parents[1]  # benchsite/
-ENGINES = ("views/chart.py", "views/roofline.py", "pages/history.py", "views/timeline.py")
+ENGINES = ("views/chart.py", "views/roofline.py", "views/history_chart.py", "views/timeline.py")
 
 
 # --- text width ----------------------------------------------------------------------------
