@@ -1,7 +1,7 @@
 """The chart kit: what every hand-drawn SVG chart measures and ticks with.
 
 Four engines draw SVG by hand (``chart.py``: every sample; ``roofline.py``: the roofline;
-``history.py``: a figure across sessions; ``timeline.py``: a traced step). They share:
+``history_chart.py``: a figure across sessions; ``timeline.py``: a traced step). They share:
 
 * :func:`text_width`, the one rule for how wide a text is without a font: ``GLYPH`` of the
   font size a character, with the font size as an argument (and the glyph factor, for the two
