@@ -110,8 +110,10 @@ def history_html(fig: Figure, machine: str, ctx: Context) -> str:
 # --- a session's page (views/session.py renders it) ------------------------------------------
 
 def where(ctx: Context, machine: str) -> session_view.Where:
-    """What a session's page or cite block needs of the page it is on."""
-    return session_view.Where(ctx.link, ctx.site_url, ctx.repo_url, ctx.catalog.role(machine))
+    """What a session's page or cite block needs of the page it is on: its links, the site's and the
+    repository's public addresses, the machine's role."""
+    return session_view.Where(ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url),
+                              ctx.catalog.role(machine))
 
 
 def cite(fig: Figure, machine: str, s: Session | None, ctx: Context, state: str = "", download: str = "",
@@ -132,7 +134,7 @@ def session_marker(args: list[str], ctx: Context) -> str:
     if opts.get("machine") not in by_slug:
         raise ValueError(f"no results for {fig.id} on {opts.get('machine')}")
     machine = by_slug[opts["machine"]]
-    at = session_view.Where(ctx.link, ctx.site_url, ctx.repo_url, cat.role(machine))
+    at = where(ctx, machine)
     hist = history(cat, fig.id, machine)
     sid = opts.get("session", "")
     intro = (f"One session of `{fig.id}` on {fmt.md(machine)}. What this address shows cannot change: that "

@@ -19,13 +19,14 @@ from benchsite.views.html import render as template
 
 @dataclass(frozen=True)
 class Where:
-    """What a page's links need: a site path -> URL relative to the page, the site's URL ("" for
-    paths from the site root), the repository's (mkdocs ``repo_url``) and the machine's role
-    (``Catalog.role``: "measured here" says the page is in a local build only)."""
+    """What a page's links need: a site path -> URL relative to the page, the site's public address
+    and the repository's (``urls.public_base`` of mkdocs' ``site_url`` and ``repo_url``, decided
+    once by the page: "" where there is none, and links are then from the site root) and the
+    machine's role (``Catalog.role``: "measured here" says the page is in a local build only)."""
 
     link: Callable[[str], str]
-    site_url: str = ""
-    repo_url: str = ""
+    site: str = ""
+    repo: str = ""
     role: str = ""
 
 
@@ -55,8 +56,7 @@ def _provenance(s: Session) -> list[tuple[str, str]]:
     return rows
 
 
-def _commits(s: Session, repo_url: str) -> list[dict]:
-    base = urls.public_base(repo_url)
+def _commits(s: Session, base: str) -> list[dict]:
     return [{"sha": c, "short": c[:12], "url": f"{base}/tree/{c}" if base and c != "unknown" else ""}
             for c in sorted({str(v) for v in s.frame["git_commit"].unique()})]
 
@@ -67,7 +67,7 @@ NO_ADDRESS = "<site address>"  # stands for the site's address in text to paste 
 def address(at: Where, path: str) -> tuple[str, str]:
     """(href, text to paste) of the page at ``path`` below the site root: its public URL, or
     without one (a local build) a link within this site and the path after ``<site address>``."""
-    url = urls.absolute(at.site_url, path)
+    url = urls.absolute(at.site, path)
     return (url, url) if url else (at.link(path), f"{NO_ADDRESS}/{path}")
 
 
@@ -79,7 +79,7 @@ def cite(fig: Figure, s: Session, at: Where, state: str = "", download: str = ""
     head = s.table.headline
     first = s.frame.iloc[0]
     # A comparison's commits are of the repository benchkit compare ran in, which need not be this site's.
-    commits = _commits(s, at.repo_url if fig.compare is None else "")
+    commits = _commits(s, at.repo if fig.compare is None else "")
     href, url = address(at, session_path(fig.id, s.machine, s.id))
     dirty = " (with uncommitted changes)" if s.frame["git_dirty"].any() else ""
     versions = {k: s.values(f"{k}_version") for k in ("jax", "jaxlib", "numpy")}
@@ -109,7 +109,7 @@ def cite(fig: Figure, s: Session, at: Where, state: str = "", download: str = ""
         if at.role == "measured here" else "",
     ]
     python = s.values("python_version")
-    repo = urls.public_base(at.repo_url)
+    repo = at.repo
     # A fresh clone at the commit: make bench builds .venv from that commit's requirements.txt (the
     # versions above) and writes into that clone's results/, not into the reader's own checkout.
     reproduce = "\n".join([
@@ -136,7 +136,7 @@ def cite_latest(fig: Figure, machine: str, s: Session | None, at: Where, state: 
     href, url = address(at, urls.machine_path(fig.id, machine))
     text = f"{fig.id}: {fig.title}\nmachine   {machine}\nscript    {fig.script_rel} ({state})\nurl       {url}"
     return {"text": text, "url": url, "href": href, "public": url == href, "commits": [],
-            "repo": urls.public_base(at.repo_url), "download": download, "data_url": data_url,
+            "repo": at.repo, "download": download, "data_url": data_url,
             "reproduce": f"make bench ONLY={fig.stem} MACHINE={machine}",
             "markdown": f"[{fig.id} on {machine}]({url})"}
 
@@ -156,7 +156,7 @@ def panel(fig: Figure, s: Session, at: Where) -> str:
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
     script = [{"short": c["short"], "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}"}
-              for c in _commits(s, at.repo_url) if c["url"]] if fig.compare is None else []
+              for c in _commits(s, at.repo) if c["url"]] if fig.compare is None else []
     recorded = at.link(f"{urls.BENCH_PAGES}/{fig.id}/") + "#code" if fig.compare is not None else ""
     return str(template("session.html", meta=meta, table=render.table(tab), metric_tables=metric_tables,
                         spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=at.link(render.RULE_PATH),
