@@ -96,6 +96,11 @@ class History:
     def get(self, session: str) -> Session | None:
         return next((s for s in self.sessions if s.id == session), None)
 
+    @property
+    def latest(self) -> Session | None:
+        """The session the results file holds, or None (a format-1 file records none)."""
+        return next((s for s in reversed(self.sessions) if s.latest), None)
+
 
 # The latest session's texts are read by the catalog (kept under the build cache by the results
 # file's digest); the build's loader keeps them as it validates a file (build/plugin.py).

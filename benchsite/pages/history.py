@@ -22,7 +22,7 @@ from benchsite.core import urls
 from benchsite.core.urls import session_path, session_src
 from benchsite.model import stats
 from benchsite.model.figures import Figure
-from benchsite.model.sessions import Session, env_diff, history
+from benchsite.model.sessions import History, Session, env_diff, history
 from benchsite.views import compare, fmt, history_chart, render
 from benchsite.views import session as session_view
 from benchsite.views.html import render as template
@@ -91,10 +91,9 @@ def _moved(c: compare.Cell) -> dict:
             "before": c.shown(c.b), "after": c.shown(c.a), "ratio": f"{fmt.sig(c.ratio)}×"}
 
 
-def history_html(fig: Figure, machine: str, ctx: Context) -> str:
-    """The history block of a figure on a machine: chart, then each step newest first."""
+def history_html(fig: Figure, machine: str, hist: History, ctx: Context) -> str:
+    """The history block of a figure on a machine (its :func:`history`): chart, then each step newest first."""
     cat = ctx.catalog
-    hist = history(cat, fig.id, machine)
     for message in hist.errors.values():
         ctx.on_problem(message)
     steps = [step(cat, a, b, ctx.link) for a, b in zip(hist.sessions, hist.sessions[1:])][::-1]

@@ -27,7 +27,7 @@ import yaml
 from benchkit import layout
 from benchsite.core import urls
 from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
-from benchsite.model import comparisons
+from benchsite.model import comparisons, sessions
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
 from benchsite.pages import history
@@ -261,14 +261,13 @@ def index_marker(args: list[str], ctx: Context) -> str:
 
 def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
     """The session the results file holds (:mod:`sessions`), or None (a format-1 file has none)."""
-    hist = history.history(ctx.catalog, fig.id, machine)
-    return next((s for s in reversed(hist.sessions) if s.latest), None)
+    return sessions.history(ctx.catalog, fig.id, machine).latest
 
 
-def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None = None) -> dict:
-    """What to paste into a review: the latest session's cite block (its permalink, commit,
-    how to reproduce it, Markdown), with whether today's code still matches it, and the site's
-    download of the results file."""
+def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None) -> dict:
+    """What to paste into a review: the cite block of ``session``, the latest (its permalink, commit,
+    how to reproduce it, Markdown; None where the results file records no session), with whether
+    today's code still matches it, and the site's download of the results file."""
     tab = ctx.catalog.table(fig.id, machine)
     now = ctx.catalog.current_sha(fig.id).script
     state = (f"STALE: {tab.stale}" if tab.stale else "current" if now in set(tab.frame["script_sha256"])
@@ -279,13 +278,12 @@ def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None
     download = ctx.link(layout.site_path(machine, fig.stem))
     committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
     data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
-    session = session or latest_session(fig, machine, ctx)
     return history.cite(fig, machine, session, ctx, state, download=download, data_url=data_url)
 
 
 def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
-    """The plain-text part of :func:`cite_fields`."""
-    return cite_fields(fig, machine, ctx)["text"]
+    """The plain-text part of :func:`cite_fields` (of the latest session)."""
+    return cite_fields(fig, machine, ctx, latest_session(fig, machine, ctx))["text"]
 
 
 def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.BenchPage:
@@ -322,14 +320,16 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     # The machines whose results panel the page shows: every tab, or past MAX_TABS the reference's alone.
     panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
     made = {m: machine_panel(fig.id, m, ctx) for m in panels}
-    # The sessions: the latest one (its cite block), and the history of the machine the page is about.
-    sessions = {m: latest_session(fig, m, ctx) for m in panels if not problems[m]}
-    for m, session in sessions.items():
+    # The sessions: each panel's machine's history, read once: its latest session (the cite block) and,
+    # for the machine the page is about, the history block.
+    hists = {m: sessions.history(cat, fig.id, m) for m in panels if not problems[m]}
+    latest = {m: found.latest for m, found in hists.items()}
+    for m, session in latest.items():
         made[m] += "\n" + str(template("cite.html", open=machine is not None, **cite_fields(fig, m, ctx, session)))
     about = ref if machine is None else machine
-    hist = history.history_html(fig, about, ctx) if about and machines and not problems.get(about, ref) else ""
+    hist = history.history_html(fig, about, hists[about], ctx) if about in hists else ""
     shown = [benchpage.Shown(m, roles[m], valid[m], problems[m], errors.get(m), summaries.get(m), cells.get(m),
-                             made.get(m, ""), verdicts[m], sessions.get(m)) for m in machines]
+                             made.get(m, ""), verdicts[m], latest.get(m)) for m in machines]
     return benchpage.BenchPage(fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter, sides, hist, code,
                                ctx.link(render.RULE_PATH), stale=[(m, found.stale) for m, found in summaries.items()
                                                                   if found.stale])
