@@ -46,7 +46,7 @@ def test_claims_are_found_with_their_page_and_line_outside_code_fences(tmp_path)
     claim = '<!-- bench:claim fig-demo ratio() {} 1 -->{}<!-- /bench:claim -->'
     (docs / "a.md").write_text(f"# A\n\nx {claim.format('>', 'slow is <b>slower</b>')}\n"
                                f"```\n{claim.format('<', 'in a fence')}\n```\n")
-    found = [f for f in claimcheck.found_claims(docs, tmp_path / "none") if f.where.startswith("docs/")]
+    found = [f for f in claimcheck.found_claims(docs, []) if f.where.startswith("docs/")]
     assert [(f.where, f.words) for f in found] == [("docs/a.md:3", "slow is …slower…")]
 
 
@@ -100,7 +100,7 @@ def test_every_claim_is_borne_out_by_every_run_of_the_reference():
     declared = claimcheck.declared_machine()
     cat = Catalog.build(claimcheck.REPO / "results", preferred=declared, declared=declared)
     weak = []
-    for c in claimcheck.check(cat, None, list(claimcheck.found_claims())):
+    for c in claimcheck.check(cat, None, list(claimcheck.found_claims(claimcheck.DOCS, claimcheck.scripts(cat)))):
         assert c.state in ("true", "expected"), (c.found.where, c.measured)
         calls = {n.func.id for n in ast.walk(parse(split(c.found.spec)[2])) if isinstance(n, ast.Call)}
         by_verdict = bool(calls & {"faster", "slower", "result"})

@@ -145,7 +145,7 @@ def test_no_module_below_the_build_names_the_docs_folder_but_the_recorder():
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: .{node.attr}")
                 if isinstance(node, ast.Name) and node.id == "DOCS" and isinstance(node.ctx, ast.Load):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: DOCS")
-    # found_claims' default is the one use of DOCS: it becomes a Docs there.
+    # make claims (claimcheck.main) is the one use of DOCS: found_claims makes it a Docs.
     assert [re.sub(r":\d+:", ":", f) for f in found] == ["benchsite/pages/claimcheck.py: DOCS"], found
 
 

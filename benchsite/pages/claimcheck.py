@@ -18,16 +18,16 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from benchsite import BENCH_DIR, REPO
+from benchsite import REPO
 from benchsite.model.catalog import Catalog, Unavailable, local_machine, results_dir
 from benchsite.model.claim_syntax import ClaimError, split
-from benchsite.model.figures import CLAIM, all_figures
+from benchsite.model.figures import CLAIM, Figure
 from benchsite.pages.docsread import Docs
 from benchsite.views.claims import evaluate, plain, support
 
@@ -53,16 +53,22 @@ class Checked:
     support: tuple[int, int] | None  # runs that bear it out alone, of how many
 
 
-def found_claims(docs: Path | Docs | None = DOCS, bench_dir: Path = BENCH_DIR) -> Iterator[Found]:
-    """Every claim in the chapters (page:line) and in the figure captions (script:line); a build
-    hands in its page's ``Docs``, which records the chapters read."""
+def found_claims(docs: Path | Docs | None, figures: Iterable[Figure]) -> Iterator[Found]:
+    """Every claim in the chapters (page:line) and in the captions of ``figures`` (script:line: the
+    figure scripts' figures, as the catalog read them, :func:`scripts`); a build hands in its page's
+    ``Docs``, which records the chapters read."""
     docs = Docs(docs) if isinstance(docs, Path) else docs
     for page in docs.names("*.md") if docs else ():
         for number, spec, words in docs.view(page, claims_in):
             yield Found(f"{docs.name}/{page}:{number}", spec, words)
-    for fig in sorted(all_figures(bench_dir).values(), key=lambda f: f.id):
+    for fig in sorted(figures, key=lambda f: f.id):
         for match in CLAIM.finditer(fig.caption_src):
             yield Found(f"{fig.script_rel}:{fig.line}", match.group(1), plain(match.group(2)))
+
+
+def scripts(cat: Catalog) -> list[Figure]:
+    """The figure scripts' figures of a catalog (not the comparisons its results folder holds)."""
+    return [fig for fig in cat.figures.values() if fig.compare is None]
 
 
 def claims_in(text: str | None) -> tuple[tuple[int, str, str], ...]:
@@ -149,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(there: {', '.join(cat.all_machines()) or 'none'})", file=sys.stderr)
         return 2
     try:
-        checked = check(cat, args.machine, list(found_claims()))
+        checked = check(cat, args.machine, list(found_claims(DOCS, scripts(cat))))
     except ClaimError as err:
         print(f"make claims: {err}", file=sys.stderr)
         return 2

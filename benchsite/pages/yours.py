@@ -150,7 +150,7 @@ def _section(ctx) -> str:
     found = local_run(cat)
     if found is None:
         return str(template("yours.html", here=None, ref=cat.declared, run=ctx.link("run-it-yourself/")))
-    written = list(claimcheck.found_claims(ctx.docs, cat.bench_dir))
+    written = list(claimcheck.found_claims(ctx.docs, claimcheck.scripts(cat)))
     checked = claimcheck.check(cat, found.machine, written)
     bad = [c for c in checked if c.state in ("false", "unavailable")]
     rows = [dict(row, link=ctx.link(urls.machine_path(row["fig"], found.machine)) + "#compared") for row in found.rows]
