@@ -10,6 +10,15 @@ static, so no class appears later (there is no JupyterLab running to add one).
 Two more pieces are dropped: the Mermaid loader script when the page has no Mermaid diagram,
 and a second copy of the Pygments stylesheet that mkdocs-jupyter writes as a Python list's repr
 (``['pre { ...']``), which browsers half-ignore anyway.
+
+Parsing the whole stylesheet with tinycss2 took most of the pruning's time, though about 96 % of
+its rules are dropped. So :func:`prune_css` first cuts the stylesheet into its top-level rules
+with a scan that knows only what can hide a brace or a semicolon (comments, strings, ``url(…)``),
+reads each rule's selectors from its text, and hands tinycss2 only the rules that stay (and any
+at-rule). Every rule tinycss2 is handed is parsed as it was inside the whole stylesheet, so the
+result is the same text, byte for byte; where the scan could not be sure of that (a backslash, an
+unquoted ``url(`` it cannot step over, ``<!--``), the whole stylesheet goes to tinycss2 as before
+(``tests/test_notebook_page.py`` holds the two equal).
 """
 
 from __future__ import annotations
@@ -121,9 +130,109 @@ def _serialize(kept: list, needed: set[str]) -> str:
 
 
 def prune_css(css: str, classes: set[str], page_vars: set[str] = frozenset()) -> str:
-    kept = _prune_rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), classes)
+    try:
+        kept = _prune_scanned(css, classes)
+    except _Unsure:
+        kept = _prune_parsed(css, classes)
     used, defs = _uses(kept)
     return _serialize(kept, _closure(used | set(page_vars), defs))
+
+
+def _prune_parsed(css: str, classes: set[str]) -> list:
+    """The rules of ``css`` that stay, the whole stylesheet parsed by tinycss2."""
+    return _prune_rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), classes)
+
+
+class _Unsure(Exception):
+    """The scan cannot be sure where a rule ends: tinycss2 reads the whole stylesheet."""
+
+
+# What can hide a brace, bracket, parenthesis or semicolon from a scan, then those characters.
+# A string ends at its quote, or before a newline (a bad string), or at the end; the stylesheet
+# has no backslash, so no escape. An unquoted url() is passed over whole when it holds none of
+# "'()\{}[]* (then it ends at its ")" whether tinycss2 reads it as a url or as a function, as it
+# does after "xurl"); any other "url(" not followed by a quote is a case the scan does not try.
+_SCAN = re.compile(r"""/\*.*?(?:\*/|\Z)|"[^"\n]*"?|'[^'\n]*'?|(?i:url)\((?:[^"'()\\{}\[\]*]*\)|[ \n\t]*+(?!["']))"""
+                   r"|[{}()\[\];]", re.S)
+_SKIP = re.compile(r"(?:[ \n\t]+|/\*.*?(?:\*/|\Z))*", re.S)  # what tinycss2 skips before a rule
+_AT_KEYWORD = re.compile(r"@(?:-?[A-Za-z_\x80-\U0010ffff]|--)")
+_OPENS = {"{": "}", "[": "]", "(": ")"}
+_CLOSES = frozenset("}])")
+# A selector list that tinycss2 serializes as its own text but for a "/**/" put between two of its
+# tokens or a unit's "e" written as "\65 " (neither makes or breaks a ".class" or a ":not(…)"), so
+# that its classes can be read from the text: ASCII names and delimiters, no string, comment,
+# escape or "u+" (a unicode-range token).
+_PLAIN_SELECTORS = re.compile(r"(?:(?![uU]\+)[\w\-.#:>+~*\[\]=() \t\n,^$|])*", re.A)
+
+
+def _prune_scanned(css: str, classes: set[str]) -> list:
+    """What ``_prune_parsed`` gives, from tinycss2 parsing only the rules that may stay.
+
+    tinycss2 reads its text the same way wherever it starts, after a rule or at the start (it
+    replaces NUL, CR and FF first; so does this). The scan follows tinycss2's blocks: an opening
+    ``{``, ``[`` or ``(`` (a function's too) is closed only by its own closer, and any other closer
+    is a token like another; a top-level ``{}`` block ends a rule; a top-level ``;`` ends an
+    at-rule. A qualified rule whose selectors all need a class the page lacks is left out
+    unparsed; every other rule is parsed from its own text."""
+    css = css.replace("\0", "\uFFFD").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    if "\\" in css or "<!--" in css or "-->" in css:
+        raise _Unsure
+    kept: list = []
+    start = _SKIP.match(css).end()  # where the rule being scanned starts
+    at_rule = _AT_KEYWORD.match(css, start) is not None
+    block = -1  # where its top-level {} block opens
+    stack: list[str] = []  # the closers of the blocks open here
+    for match in _SCAN.finditer(css, start):
+        token = match.group()
+        if token in _OPENS:
+            if not stack and token == "{":
+                block = match.start()
+            stack.append(_OPENS[token])
+            continue
+        if token in _CLOSES:
+            if not stack or stack[-1] != token:
+                continue  # an unmatched closer: a token of the rule, as in tinycss2
+            stack.pop()
+            if stack or token != "}":
+                continue
+        elif token == ";":
+            if stack or not at_rule:
+                continue  # inside a block, or in a qualified rule's selectors
+        elif token[0] in "/\"'" or token[-1] == ")":
+            continue  # a comment, a string, a url(…)
+        else:
+            raise _Unsure  # an unquoted url( the scan does not step over
+        end = match.end()
+        if at_rule or _may_stay(css[start:block], classes):
+            kept += _prune_parsed(css[start:end], classes)
+        start = _SKIP.match(css, end).end()
+        at_rule, block = _AT_KEYWORD.match(css, start) is not None, -1
+    if start < len(css):  # a rule the end of the stylesheet cut short
+        kept += _prune_parsed(css[start:], classes)
+    return kept
+
+
+def _may_stay(prelude: str, classes: set[str]) -> bool:
+    """False only where ``_prune_rules`` drops a qualified rule of these selectors (it decides
+    again on every rule this lets through)."""
+    if not _PLAIN_SELECTORS.fullmatch(prelude):
+        tokens = tinycss2.parse_component_value_list(prelude, skip_comments=True)
+        return any(_keep_selector(s, classes) for s in _split_selectors(tokens))
+    if "(" in prelude or "[" in prelude:
+        parts, last, stack = [], 0, []
+        for i, c in enumerate(prelude):  # the commas outside blocks (the scan's rule of closers)
+            if c in _OPENS:
+                stack.append(_OPENS[c])
+            elif c in _CLOSES:
+                if stack and stack[-1] == c:
+                    stack.pop()
+            elif c == "," and not stack:
+                parts.append(prelude[last:i])
+                last = i + 1
+        parts.append(prelude[last:])
+    else:
+        parts = prelude.split(",")
+    return any(_keep_selector(part, classes) for part in parts if part.strip())
 
 
 def prune_page(html: str, marker: str = ".jupyter-wrapper") -> str:
