@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -37,6 +38,18 @@ def test_a_deferred_module_is_imported_on_the_first_attribute_read_and_only_then
     assert sys.modules["heavy.slow"] is not stand_in  # the real module, for whoever imports it next
     with pytest.raises(AttributeError):
         getattr(slow, "missing")  # noqa: B009 - a read that must fail
+
+
+def test_a_deferred_module_is_imported_with_the_import_settings_then_they_are_undone(package, tmp_path, monkeypatch):
+    (tmp_path / "heavy" / "slow.py").write_text(
+        "import os, heavy\nheavy.imported.append(os.environ.get('NBCONVERT_DISABLE_CONFIG_EXPORTERS'))\nVALUE = 1\n")
+    monkeypatch.delenv("NBCONVERT_DISABLE_CONFIG_EXPORTERS", raising=False)
+    slow = lesson_plugin.defer("heavy.slow")
+    import heavy
+
+    assert lesson_plugin.IMPORT_ENV == {"NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
+    assert slow.VALUE == 1 and heavy.imported == ["1"]
+    assert "NBCONVERT_DISABLE_CONFIG_EXPORTERS" not in os.environ  # as it was before
 
 
 def test_a_module_already_imported_is_not_replaced(package):

@@ -16,6 +16,7 @@ notebook imports nbconvert at that moment, as it would otherwise have at start.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import logging
@@ -25,6 +26,12 @@ from pathlib import Path
 from types import ModuleType
 
 DEFERRED = ("mkdocs_jupyter.convert", "jupytext")  # what mkdocs_jupyter.plugin imports at its top
+# Set while a deferred module is imported. nbconvert's NbConvertApp (which mkdocs-jupyter imports)
+# lists the exporters in its help text when its class is made: it loads every exporter's entry
+# point and makes an instance of each, a third of nbconvert's import (0.4 s of CPU here). With
+# this variable nbconvert lists their names only (``nbconvert.exporters.base.get_export_names``,
+# its only use); nothing converted depends on that text.
+IMPORT_ENV = {"NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
 
 
 class Deferred(ModuleType):
@@ -39,8 +46,21 @@ class Deferred(ModuleType):
             # worker, so its own log never says this (tests/test_warm_build.py checks both ways).
             log = logging.getLogger("mkdocs.plugins.bench-notebooks")
             log.debug(f"importing {self.__name__} to convert a notebook")
-            real = self.__dict__["_real"] = importlib.import_module(self.__name__)
+            with _environ(IMPORT_ENV):
+                real = self.__dict__["_real"] = importlib.import_module(self.__name__)
         return getattr(real, attr)
+
+
+@contextlib.contextmanager
+def _environ(settings: dict[str, str]):
+    """``os.environ`` with ``settings`` for the block (a variable already set is left as it is)."""
+    added = [name for name in settings if name not in os.environ]
+    os.environ.update({name: settings[name] for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def defer(name: str) -> ModuleType:
@@ -65,7 +85,7 @@ from benchsite.core.cachefile import cache_dir  # noqa: E402
 from benchsite.model import catalog  # noqa: E402
 from benchsite.pages import lesson_outputs  # noqa: E402
 
-__all__ = ["DEFERRED", "Deferred", "Plugin", "defer"]
+__all__ = ["DEFERRED", "IMPORT_ENV", "Deferred", "Plugin", "defer"]
 
 log = logging.getLogger("mkdocs.plugins.bench-notebooks")
 
