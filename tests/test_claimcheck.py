@@ -75,6 +75,31 @@ def test_a_cell_missing_on_another_machine_is_unavailable_there_not_an_error(tmp
         claimcheck.check(cat, None, [claimcheck.Found("docs/a.md:3", 'fig-demo median("slow", n=64) > 1', "w")])
 
 
+def test_a_cell_the_readers_machine_lacks_is_unavailable_when_the_reference_reads_it(tmp_path):
+    """After make bench the prose quotes the reader's machine (preferred): a claim whose cell its
+    results lack, but the reference machine's have, cannot be checked there; the page flags it and
+    neither `make claims` nor the build stops. A claim the reference cannot read either is the
+    claim's own error, on any machine."""
+    from types import SimpleNamespace
+    write_machine(tmp_path / "r", "cpu-a", sizes=(8,))
+    write_machine(tmp_path / "r", "cpu-b", sizes=(16,))
+    fig = demo_figure(tmp_path)
+    cat = Catalog.build(tmp_path / "r", {fig.id: fig}, preferred="cpu-b", declared="cpu-a")
+    assert cat.prose_machine(fig.id) == "cpu-b"
+    sound, wrong = 'fig-demo median("slow", n=8) > median("fast", n=8)', 'fig-demo median("slow", n=64) > 1'
+    (checked,) = claimcheck.check(cat, "cpu-b", [claimcheck.Found("docs/a.md:3", sound, "w")])
+    assert checked.state == "unavailable" and "no row of fig-demo on cpu-b" in checked.measured
+    with pytest.raises(claims.ClaimError, match="docs/a.md:3"):
+        claimcheck.check(cat, "cpu-b", [claimcheck.Found("docs/a.md:3", wrong, "w")])
+    problems: list[str] = []
+    ctx = SimpleNamespace(catalog=cat, claims_fatal=True, on_problem=problems.append, page="docs/a.md")
+    line = f"x <!-- bench:claim {sound} -->slow is slower<!-- /bench:claim -->"
+    html = claims.expand_line(line, ctx, 3)
+    assert "slow is slower" in html and "cannot be checked on cpu-b" in html and problems == []
+    with pytest.raises(claims.ClaimError, match="docs/a.md:3"):
+        claims.expand_line(line.replace(sound, wrong), ctx, 3)
+
+
 def test_the_command_names_a_missing_folder_or_machine(tmp_path, capsys):
     assert claimcheck.main(["--results", str(tmp_path / "nowhere")]) == 2
     assert "no results folder" in capsys.readouterr().err

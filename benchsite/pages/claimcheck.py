@@ -29,7 +29,7 @@ from benchsite.model.catalog import Catalog, Unavailable, local_machine, results
 from benchsite.model.claim_syntax import ClaimError, split
 from benchsite.model.figures import CLAIM, Figure
 from benchsite.pages.docsread import Docs
-from benchsite.views.claims import evaluate, plain, support
+from benchsite.views.claims import evaluate, plain, readable_on_reference, support
 
 DOCS = REPO / "docs"
 
@@ -111,9 +111,10 @@ def check(cat: Catalog, machine: str | None, claims: Sequence[Found]) -> list[Ch
             outcome = evaluate(tab, expr, on)
             runs = support(tab, expr) if outcome.state != "expected" else None
         except ClaimError as err:
-            if machine is not None and machine != cat.prose_machine(fig_id):
-                # Another machine's folder may lack a cell the prose's machine has (an older
-                # session, a figure that changed since): the claim cannot be read there.
+            if (machine is not None and machine != cat.prose_machine(fig_id)) or \
+                    readable_on_reference(cat, fig_id, on_machine, expr, on):
+                # Another machine's folder may lack a cell the reference has (an older session, a
+                # figure that changed since): the claim cannot be read there.
                 out.append(Checked(found, fig_id, on_machine, "unavailable", str(err), None))
                 continue
             raise ClaimError(f"{found.where}: bench:claim {found.spec.strip()}: {err}") from None

@@ -320,13 +320,38 @@ def support(tab: Table, expr: str) -> tuple[int, int] | None:
 
 # --- pages and captions --------------------------------------------------------------------
 
+class Unreadable(Exception):
+    """A sound claim the quoted machine's results cannot check (:func:`readable_on_reference`):
+    flagged on the page like a claim that does not hold there, and listed by ``make claims``."""
+
+
+def readable_on_reference(cat, fig_id: str, machine: str, expr: str, on: tuple[str, ...]) -> bool:
+    """Whether a claim that cannot be read on ``machine`` (a cell or row its results lack) reads on
+    the reference machine: then the claim is sound and this machine's results cannot check it
+    (an older session, a figure that changed since, a cell its hardware does not make), rather
+    than a claim written wrong, which stops the build."""
+    if cat.is_reference(machine) or cat.declared not in cat.machines(fig_id):
+        return False
+    try:
+        evaluate(cat.table(fig_id, cat.declared), expr, on)
+    except (ClaimError, Unavailable):
+        return False
+    return True
+
+
 def _check(spec: str, text: str, where: str, ctx) -> Outcome:
     """Evaluate one claim for the page or caption at ``where``; a false one is reported."""
     fig_id, on, expr = split(spec)
     if fig_id not in ctx.catalog.figures:
         raise ClaimError(f"no figure script defines {fig_id}")
     machine = ctx.catalog.prose_machine(fig_id)
-    outcome = evaluate(ctx.catalog.table(fig_id, machine), expr, on)
+    try:
+        outcome = evaluate(ctx.catalog.table(fig_id, machine), expr, on)
+    except ClaimError as err:
+        if readable_on_reference(ctx.catalog, fig_id, machine, expr, on):
+            raise Unreadable(f"cannot be checked on {machine} ({err}); it reads on the reference machine, "
+                             f"{ctx.catalog.declared}") from None
+        raise
     if outcome.state == "false" and not (ctx.claims_fatal and ctx.catalog.is_reference(machine)):
         return replace(outcome, state="not-held")  # shown as such; `make claims` lists it
     if outcome.state == "false":
@@ -362,6 +387,9 @@ def _checked(spec: str, body: Markup, where: str, ctx) -> Markup:
         outcome = _check(spec, body, where, ctx)
     except Unavailable as err:  # a bad or missing results file: said once, the words flagged
         ctx.on_problem(str(err))
+        return template("claim.html", state="unavailable", body=body, title=str(err), measured="",
+                        on="", platform="", machine="")
+    except Unreadable as err:  # not this site's fault: shown, not reported (as a claim not held there)
         return template("claim.html", state="unavailable", body=body, title=str(err), measured="",
                         on="", platform="", machine="")
     except ClaimError as err:
