@@ -250,6 +250,16 @@ def test_a_quiet_lenient_build_of_the_same_passes_and_says_nothing(damage, tmp_p
     assert proc.stdout == "" and proc.stderr == ""  # -q prints what it printed: no warning
 
 
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_page_that_is_not_utf8_stops_the_build_naming_its_line_without_a_traceback(strict, tmp_path):
+    config = small_site(tmp_path, {"index.md": "# Home\n", "bad-enc.md": "# Bad\n"})
+    (tmp_path / "docs" / "bad-enc.md").write_bytes(b"# Bad\n\ncaf\xe9\n")
+    proc = build_small(tmp_path, config, strict)
+    assert proc.returncode != 0
+    assert "docs/bad-enc.md:3: not UTF-8 text (byte 0xe9" in proc.stderr, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+
+
 def test_an_undamaged_small_tree_builds_strict_and_quiet(tmp_path):
     """The control: what fails above is the damage (the tree's own pages are complete)."""
     config = small_site(tmp_path, {"index.md": "# Home\n\nSee [there](other.md#somewhere).\n",

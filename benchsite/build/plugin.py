@@ -307,6 +307,8 @@ def on_nav(nav, config, files):
     (benchsite/build/parallel.py)."""
     build = BUILD[0]
     build.nav = nav
+    for file in files.documentation_pages():
+        _check_text(file)
     writer = _Writer(build, config)
     state = _state(build, config)  # here, not once in each worker
     # A notebook first: converting one is the longest job by far, and started last it would keep
@@ -326,6 +328,17 @@ def on_nav(nav, config, files):
                                      kind=_direct_kind(file.src_uri)))
     _warm("pages", jobs)
     return nav
+
+
+def _check_text(file: File) -> None:
+    """A page that is not UTF-8 text stops the build with its name, line and byte (mkdocs reads
+    pages as UTF-8; unchecked, the first read of it ended the build in a traceback)."""
+    try:
+        file.content_string
+    except UnicodeDecodeError as err:
+        line = err.object[:err.start].count(b"\n") + 1
+        raise PluginError(f"docs/{file.src_uri}:{line}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset "
+                          f"{err.start}); save the page as UTF-8") from None
 
 
 def _direct_kind(src_uri: str) -> str:
