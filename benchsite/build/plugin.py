@@ -334,7 +334,7 @@ def _check_text(file: File) -> None:
     """A page that is not UTF-8 text stops the build with its name, line and byte (mkdocs reads
     pages as UTF-8; unchecked, the first read of it ended the build in a traceback)."""
     try:
-        _ = file.content_string  # read (and kept) by mkdocs' File
+        _ = file.content_string  # as mkdocs reads it: UTF-8, strict
     except UnicodeDecodeError as err:
         line = err.object[:err.start].count(b"\n") + 1
         raise PluginError(f"docs/{file.src_uri}:{line}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset "
