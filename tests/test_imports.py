@@ -101,6 +101,8 @@ def _absolute_imports(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module.split(".")[0]))
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found += [(line, target.split(".")[0]) for line, target, _ in dynamic_imports(tree) if target]
     return found
 
 
@@ -148,9 +150,22 @@ def test_every_data_file_of_the_packages_is_declared_for_an_install():
     assert not undeclared, f"data files a plain install would leave out (pyproject.toml package-data): {undeclared}"
 
 
-def _typing_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+def _typing_guard(test: ast.expr, tree: ast.AST | None = None) -> bool:
+    """``if TYPE_CHECKING:`` with typing's own flag: ``typing.TYPE_CHECKING``, or the bare name
+    when it is imported from typing and never assigned in the module."""
+    if isinstance(test, ast.Attribute):
+        return test.attr == "TYPE_CHECKING" and ast.unparse(test.value) == "typing"
+    if not (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"):
+        return False
+    if tree is None:
+        return True
+    nodes = list(ast.walk(tree))
+    imported = any(isinstance(n, ast.ImportFrom) and n.module == "typing" and
+                   any(a.name == "TYPE_CHECKING" and a.asname in (None, "TYPE_CHECKING") for a in n.names)
+                   for n in nodes)
+    assigned = any(isinstance(n, ast.Name) and n.id == "TYPE_CHECKING" and isinstance(n.ctx, ast.Store)
+                   for n in nodes)
+    return imported and not assigned
 
 
 def _imports_of(path: Path, modules: set[str]) -> set[str]:
@@ -186,7 +201,8 @@ def _graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in names.items():
         found, tree = set(), ast.parse(path.read_text())
-        typing_only = {id(sub) for node in ast.walk(tree) if isinstance(node, ast.If) and _typing_guard(node.test)
+        typing_only = {id(sub) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and _typing_guard(node.test, tree)
                        for stmt in node.body for sub in ast.walk(stmt)}
         for node in ast.walk(tree):
             if id(node) in typing_only:
@@ -205,31 +221,68 @@ def _graph() -> dict[str, set[str]]:
         # A whole layer imported as a package (``from benchsite import views``, ``from .. import
         # views``, ``import benchsite.views``) counts as an import of that layer: its ``__init__``.
         graph[name] = (found & set(names)) - {name} | {f"{f}.__init__" for f in found if f in LAYERS}
-        # So does a module named to importlib or __import__ in a string (a name built at run time
-        # is refused: the graph could not see it).
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _dynamic_import(node.func):
-                target = node.args[0] if node.args else None
-                if not (isinstance(target, ast.Constant) and isinstance(target.value, str)):
-                    if f"{name}: {ast.unparse(node)}" not in DYNAMIC_ALLOWED:
-                        graph[name] |= {f"?{name}:{node.lineno}: {ast.unparse(node)}"}
-                elif target.value.startswith("benchsite.") and target.value.split(".")[1] in LAYERS:
-                    base = target.value.removeprefix("benchsite.")
-                    graph[name] |= {base} & set(names) or {f"{base}.__init__"}
+        # So does a module named in a string: to importlib, __import__ or pkgutil.resolve_name, or
+        # looked up in sys.modules; and ``benchsite.views.fmt`` reached as an attribute after
+        # ``import benchsite``. A name built at run time is reported: the graph could not see it.
+        for line, target, call in dynamic_imports(tree):
+            if target is None:
+                if f"{name}: {call}" not in DYNAMIC_ALLOWED:
+                    graph[name] |= {f"?{name}:{line}: {call}"}
+            elif target.startswith("benchsite.") and target.split(".")[1] in LAYERS:
+                parts = target.removeprefix("benchsite.").split(".")
+                prefixes = [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
+                module = next((m for m in prefixes if m in names), f"{parts[0]}.__init__")
+                graph[name] |= {module} - {name}
     return graph
 
 
-def _dynamic_import(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Name) and func.id == "__import__") or \
-        (isinstance(func, ast.Attribute) and func.attr == "import_module")
+IMPORTERS = {"__import__", "import_module", "resolve_name"}
+
+
+def dynamic_imports(tree: ast.AST) -> list[tuple[int, str | None, str]]:
+    """(line, the absolute module name or None when built at run time, the code) for each import a
+    ``from``/``import`` statement does not show: ``importlib.import_module(name[, package])`` under
+    any name it is bound to, ``__import__``/``builtins.__import__``, ``pkgutil.resolve_name``,
+    ``sys.modules[name]``, and an attribute chain from ``benchsite`` itself."""
+    found = []
+    importers = IMPORTERS | {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                             for a in n.names if a.name in IMPORTERS and a.asname}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) in importers
+                                           or getattr(node.func, "attr", None) in IMPORTERS):
+            args = [*node.args, *(k.value for k in node.keywords if k.arg in ("name", "package"))]
+            if not args or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args[:2]):
+                found.append((node.lineno, None, ast.unparse(node)))
+                continue
+            target = args[0].value.split(":")[0]
+            if target.startswith(".") and len(args) > 1:  # import_module('.fmt', 'benchsite.views')
+                package = args[1].value.split(".")
+                dots = len(target) - len(target.lstrip("."))
+                target = ".".join([*package[:len(package) - dots + 1], target.lstrip(".")])
+            found.append((node.lineno, target, ast.unparse(node)))
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules":
+            key = node.slice
+            found.append((node.lineno, key.value if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                          else None, ast.unparse(node)))
+        elif isinstance(node, ast.Attribute) and ast.unparse(node).startswith("benchsite.") \
+                and isinstance(node.value, ast.Name) and node.value.id == "benchsite":
+            found.append((node.lineno, f"benchsite.{node.attr}", ast.unparse(node)))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                and ast.unparse(node).startswith("benchsite.") and isinstance(node.value.value, ast.Name) \
+                and node.value.value.id == "benchsite":
+            found.append((node.lineno, f"benchsite.{node.value.attr}.{node.attr}", ast.unparse(node)))
+    return found
 
 
 # Imports by a name built at run time, each checked by hand (module: the call as written): the
-# lesson plugin's stand-in imports mkdocs-jupyter's own modules (its own ``__name__`` and parent),
+# lesson plugin's stand-in imports mkdocs-jupyter's own modules (its own ``__name__`` and parent,
+# and swaps them in sys.modules),
 # never one of benchsite's; the docs reader looks a recorded function up again in the module it
 # came from (already imported by whoever handed the function over), to check it is a named one.
 DYNAMIC_ALLOWED = {"build.lesson_plugin: importlib.import_module(self.__name__)",
                    "build.lesson_plugin: importlib.import_module(parent)",
+                   "build.lesson_plugin: sys.modules[self.__name__]",
+                   "build.lesson_plugin: sys.modules[name]",
                    "pages.docsread: importlib.import_module(module)"}
 
 
@@ -322,11 +375,26 @@ def test_the_layer_graph_sees_a_layer_imported_whole_or_by_name(tmp_path, monkey
     (package / "model" / "a.py").write_text("from benchsite import views\nimport benchsite.views\n")
     (package / "model" / "b.py").write_text("import importlib\nimportlib.import_module('benchsite.views.fmt')\n")
     (package / "model" / "c.py").write_text("def f(n):\n    return __import__(n)\n")
+    forms = {"d": "from importlib import import_module as im\nim('benchsite.views.fmt')\n",
+             "e": "import importlib\nimportlib.import_module('.fmt', 'benchsite.views')\n",
+             "f": "import builtins\nbuiltins.__import__('benchsite.views.fmt')\n",
+             "g": "import pkgutil\npkgutil.resolve_name('benchsite.views.fmt:x')\n",
+             "h": "import benchsite\nbenchsite.views.fmt.x\n",
+             "i": "import sys\nsys.modules['benchsite.views.fmt']\n",
+             "j": "TYPE_CHECKING = True\nif TYPE_CHECKING:\n    from ..views import fmt\n"}
+    for stem, text in forms.items():
+        (package / "model" / f"{stem}.py").write_text(text)
     monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     graph = _graph()
     assert graph["model.a"] == {"views.__init__"}
     assert graph["model.b"] == {"views.fmt"}
     assert graph["model.c"] == {"?model.c:2: __import__(n)"}
+    for stem in forms:
+        assert "views.fmt" in graph[f"model.{stem}"], (stem, graph[f"model.{stem}"])
+    # and the MkDocs rule sees MkDocs named to importlib or __import__
+    (package / "model" / "k.py").write_text("import importlib\nimportlib.import_module('mkdocs.utils')\n"
+                                            "__import__('markdown')\n")
+    assert {top for _, top in _absolute_imports(package / "model" / "k.py")} >= {"mkdocs", "markdown"}
 
 
 def test_the_sites_modules_import_one_way():
