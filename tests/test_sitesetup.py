@@ -10,6 +10,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from mkdocs.exceptions import PluginError
 from mkdocs.utils import CountHandler
 
 from benchsite.build import sitesetup
@@ -239,10 +240,29 @@ def writer(monkeypatch, tmp_path):
     assert not cfg.validate()[0]
     pages = [bench.DirectPage(f"bench/fig-x/{m}.md", "", cfg) for m in ("one", "two")]
     files = Files([File("index.md", cfg["docs_dir"], cfg["site_dir"], True), *pages])
-    monkeypatch.setattr(bench, "_context", lambda *args: None)
+    docs = bench.Docs(tmp_path / "docs")
+    monkeypatch.setattr(bench, "_context", lambda *args: SimpleNamespace(docs=docs, page="docs/page",
+                                                                        on_problem=lambda m: None))
     monkeypatch.setattr(bench.markers, "expand", lambda text, ctx: text)
-    build = SimpleNamespace(files=files, problems=0, cache=SimpleNamespace(fill=lambda html, link: html))
+    catalog = SimpleNamespace(figures={"fig-x": SimpleNamespace(chapter="chapter.md")})
+    build = SimpleNamespace(files=files, problems=0, cache=SimpleNamespace(fill=lambda html, link: html),
+                            catalog=catalog)
     return bench._Writer(build, cfg), pages
+
+
+def test_a_generated_page_may_read_under_docs_only_what_its_key_covers(writer, tmp_path):
+    """A written page's key names by hand what it reads of docs/ (its figure's chapter's facts):
+    a page made from any other read there stops the build, naming the page and the read, rather
+    than being kept under a key that would serve it stale once that file changed."""
+    write, (one, two) = writer
+    (tmp_path / "docs" / "chapter.md").write_text("# Chapter\n")
+    (tmp_path / "docs" / "other.md").write_text("# Other\n")
+    facts = sys.modules["plugin_under_test"].pages.chapter_facts
+    one.make = lambda ctx: f"{ctx.docs.view('chapter.md', facts)!r}"
+    write.render(one, "# One\n", None)  # what the key covers
+    two.make = lambda ctx: ctx.docs.text("other.md") or ""
+    with pytest.raises(PluginError, match=r"docs/bench/fig-x/two.md: .* file:other.md"):
+        write.render(two, "# Two\n", None)
 
 
 def test_a_generated_page_records_its_own_anchors_only(writer):

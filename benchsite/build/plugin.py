@@ -636,6 +636,7 @@ class _Writer:
         try:
             ctx = _context(self.build, self.config, file.src_uri, file.url)
             expanded = markers.expand(text, ctx) if file.make is None else f"{text}{self.made(file, ctx)}\n"
+            self.check_reads(file, ctx.docs.reads)
             self.processors.start(file)
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
@@ -686,6 +687,25 @@ class _Writer:
         # The machine page and every session page of a pair share all but their text: hashed once.
         pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_digest(fig, machine))
         return hashlib.sha256(f"{pair}\0{file.src_uri}\0{text}".encode()).hexdigest()
+
+    def covered_reads(self, file: DirectPage) -> set[str]:
+        """What a written page may read under ``docs/``: what :meth:`key` hashes (a machine or
+        session page: its figure's chapter's facts; a changes page: nothing)."""
+        parts = file.src_uri.removesuffix(".md").split("/")
+        fig = self.build.catalog.figures.get(parts[1]) if len(parts) > 2 else None
+        if fig is None or file.src_uri.startswith(urls.CHANGES_DIR + "/"):
+            return set()
+        facts = pages.chapter_facts
+        return {f"view:{facts.__module__}:{facts.__qualname__}:{fig.chapter}"}
+
+    def check_reads(self, file: DirectPage, reads: dict[str, str]) -> None:
+        """A written page's body is kept by :meth:`key`, which names what it reads of ``docs/`` by
+        hand (the page is made before the key could record it): a read the key does not cover
+        would serve the page stale after that file changed, so it stops the build instead."""
+        extra = sorted(set(reads) - self.covered_reads(file))
+        if extra:
+            raise PluginError(f"docs/{file.src_uri}: made from reads under docs/ that its cache key does not "
+                              f"cover: {', '.join(extra)} (add them to _Writer.key and covered_reads)")
 
     def pair_digest(self, fig, machine: str) -> str:
         """The part of :meth:`key` that is the same for every page of one figure on one machine
