@@ -190,28 +190,19 @@ def recording(method):
 
 for name in ("text", "view", "names", "now"):
     setattr(docsread.Docs, name, recording(getattr(docsread.Docs, name)))
-real = markers.expand
+def expanding(real, page):  # real noted as the expansion of the page page(*args) names, its reads audited
+    def wrapped(*args):
+        note("EXPANDED " + page(*args))
+        state.expanding = True
+        try:
+            return real(*args)
+        finally:
+            state.expanding = False
+    return wrapped
 
-def expand(markdown, ctx):
-    note("EXPANDED " + ctx.src_uri)
-    state.expanding = True
-    try:
-        return real(markdown, ctx)
-    finally:
-        state.expanding = False
-
-markers.expand = expand
-made = plugin._Writer.made  # a page the plugin writes itself is made from the model, not expanded
-
-def make(file, ctx):
-    note("EXPANDED " + file.src_uri)
-    state.expanding = True
-    try:
-        return made(file, ctx)
-    finally:
-        state.expanding = False
-
-plugin._Writer.made = staticmethod(make)
+markers.expand = expanding(markers.expand, lambda markdown, ctx: ctx.src_uri)
+# a page the plugin writes itself is made from the model, not expanded
+plugin._Writer.made = staticmethod(expanding(plugin._Writer.made, lambda file, ctx: file.src_uri))
 edits = json.loads(sys.argv[4])
 for number, edit in enumerate([None, *edits]):
     if edit is not None:

@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 
 # The edits left, and why each is one:
@@ -349,29 +351,33 @@ def test_the_layer_graph_sees_each_form_of_absolute_import():
     assert "model.table" in graph["views.render"]  # from benchsite.model.table import Table
 
 
-def test_the_layer_graph_sees_a_relative_import_across_layers(tmp_path, monkeypatch):
-    """``from ..views import fmt`` in a model module is an import of views.fmt, deferred or not."""
+@pytest.fixture
+def scratch_package(tmp_path, monkeypatch) -> Path:
+    """A benchsite of two layers, model and views (views/fmt.py), that _graph reads instead of the
+    checkout's: a test writes model modules into it."""
     package = tmp_path / "benchsite"
     for layer in ("model", "views"):
         (package / layer).mkdir(parents=True)
         (package / layer / "__init__.py").write_text("")
     (package / "views" / "fmt.py").write_text("")
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    return package
+
+
+def test_the_layer_graph_sees_a_relative_import_across_layers(scratch_package):
+    """``from ..views import fmt`` in a model module is an import of views.fmt, deferred or not."""
+    package = scratch_package
     (package / "model" / "stats.py").write_text("def f():\n    from ..views import fmt\n")
     (package / "model" / "load.py").write_text("from .. import views\nfrom ..views.fmt import x\n")
-    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     graph = _graph()
     # importing from a package runs its __init__ too: the layer's package counts as imported
     assert graph["model.stats"] == graph["model.load"] == {"views.fmt", "views.__init__"}
 
 
-def test_the_layer_graph_sees_a_layer_imported_whole_or_by_name(tmp_path, monkeypatch):
+def test_the_layer_graph_sees_a_layer_imported_whole_or_by_name(scratch_package):
     """``from benchsite import views`` and ``importlib.import_module("benchsite.views.fmt")`` in a
     model module go up a layer; ``import_module(name)`` with a name made at run time is reported."""
-    package = tmp_path / "benchsite"
-    for layer in ("model", "views"):
-        (package / layer).mkdir(parents=True)
-        (package / layer / "__init__.py").write_text("")
-    (package / "views" / "fmt.py").write_text("")
+    package = scratch_package
     (package / "model" / "a.py").write_text("from benchsite import views\nimport benchsite.views\n")
     (package / "model" / "b.py").write_text("import importlib\nimportlib.import_module('benchsite.views.fmt')\n")
     (package / "model" / "c.py").write_text("def f(n):\n    return __import__(n)\n")
@@ -384,7 +390,6 @@ def test_the_layer_graph_sees_a_layer_imported_whole_or_by_name(tmp_path, monkey
              "j": "TYPE_CHECKING = True\nif TYPE_CHECKING:\n    from ..views import fmt\n"}
     for stem, text in forms.items():
         (package / "model" / f"{stem}.py").write_text(text)
-    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
     graph = _graph()
     assert graph["model.a"] == {"views.__init__"}
     assert graph["model.b"] == {"views.fmt"}
