@@ -48,7 +48,7 @@ from benchsite.core.cachefile import cache_dir
 from benchsite.model import catalog as _catalog
 from benchsite.model import load, sessions
 from benchsite.pages import history, markers, pages
-from benchsite.pages.docsread import Docs
+from benchsite.pages.docsread import Docs, view_key
 from benchsite.views import render, roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
@@ -695,8 +695,7 @@ class _Writer:
         fig = self.build.catalog.figures.get(parts[1]) if len(parts) > 2 else None
         if fig is None or file.src_uri.startswith(urls.CHANGES_DIR + "/"):
             return set()
-        facts = pages.chapter_facts
-        return {f"view:{facts.__module__}:{facts.__qualname__}:{fig.chapter}"}
+        return {view_key(fig.chapter, pages.chapter_facts)}
 
     def check_reads(self, file: DirectPage, reads: dict[str, str]) -> None:
         """A written page's body is kept by :meth:`key`, which names what it reads of ``docs/`` by

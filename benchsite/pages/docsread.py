@@ -43,45 +43,57 @@ class Docs:
 
     def text(self, rel: str) -> str | None:
         """The file ``rel`` (a path below the folder) as text, or None when there is no such file."""
-        path = self._root / rel
-        data = path.read_bytes() if path.is_file() else None
-        self.reads[f"file:{rel}"] = MISSING if data is None else hashlib.sha256(data).hexdigest()
-        # as ``Path.read_text`` gives it: universal newlines
-        return None if data is None else _text(data)
+        return self._record(f"file:{rel}")
 
     def view(self, rel: str, of: Callable[[str | None], T]) -> T:
         """``of(text)`` of the file ``rel`` (None when there is no such file), recorded by what it
         returned: ``of`` is a function of the text alone, named at a module's top level (``now``
         calls it again), whose result's ``repr`` says all it found."""
         _named(of)
-        path = self._root / rel
-        result = of(_text(path.read_bytes()) if path.is_file() else None)
-        self.reads[f"view:{of.__module__}:{of.__qualname__}:{rel}"] = _value(result)
-        return result
+        return self._record(view_key(rel, of))
 
     def names(self, pattern: str = "*.md") -> list[str]:
         """Every file below the folder whose name matches ``pattern`` (``Path.rglob``), as paths
         below it, in the order of their ``Path`` (``sorted(folder.rglob(pattern))``)."""
-        found = [p.relative_to(self._root).as_posix() for p in sorted(self._root.rglob(pattern)) if p.is_file()]
-        self.reads[f"glob:{pattern}"] = _listing(found)
-        return found
+        return self._record(f"glob:{pattern}")
 
     def now(self, key: str, file_digest: Callable[[Path], str] = _sha256) -> str:
         """What recorded ``key`` would record now (not recorded): ``file_digest`` hashes a file's
         bytes (the build passes ``cachefile.file_digest``, which remembers them by the file's stamp)."""
+        return self._read(key, file_digest)[0]
+
+    def _record(self, key: str):
+        value, result = self._read(key)
+        self.reads[key] = value
+        return result
+
+    def _read(self, key: str, file_digest: Callable[[Path], str] | None = None) -> tuple[str, object]:
+        """(what ``key`` records, what the reader hands out) as the folder is now; with
+        ``file_digest``, a file is hashed by it and not read."""
         kind, _, what = key.partition(":")
         if kind == "file":
             path = self._root / what
-            return file_digest(path) if path.is_file() else MISSING
+            if not path.is_file():
+                return MISSING, None
+            if file_digest is not None:
+                return file_digest(path), None
+            data = path.read_bytes()
+            return hashlib.sha256(data).hexdigest(), _text(data)  # as ``Path.read_text`` gives it
         if kind == "view":
             module, qualname, rel = what.split(":", 2)
-            of = _named_function(module, qualname)
             path = self._root / rel
-            return _value(of(_text(path.read_bytes()) if path.is_file() else None))
+            result = _named_function(module, qualname)(_text(path.read_bytes()) if path.is_file() else None)
+            return _value(result), result
         if kind == "glob":
-            return _listing([p.relative_to(self._root).as_posix()
-                             for p in sorted(self._root.rglob(what)) if p.is_file()])
+            found = [p.relative_to(self._root).as_posix() for p in sorted(self._root.rglob(what)) if p.is_file()]
+            return _listing(found), found
         raise ValueError(f"not a recorded read: {key!r}")
+
+
+def view_key(rel: str, of: Callable) -> str:
+    """How :meth:`Docs.view` records ``of`` of the file ``rel`` (the build names such a read when
+    it keys a page by hand)."""
+    return f"view:{of.__module__}:{of.__qualname__}:{rel}"
 
 
 def _text(data: bytes) -> str:
