@@ -274,6 +274,17 @@ class Catalog:
             self._memo[key] = self._table(frame, fig_id, machine)
         return self._memo[key]
 
+    def reference_table(self, fig_id: str, machine: str) -> Table | None:
+        """The declared reference machine's table of a figure, when ``machine`` is another and the
+        reference's can be made (None otherwise): what tells a claim written wrong from one that
+        ``machine``'s results cannot check (``views/claims.readable``)."""
+        if self.is_reference(machine) or self.declared not in self.machines(fig_id):
+            return None
+        try:
+            return self.table(fig_id, self.declared)
+        except Unavailable:
+            return None
+
     def _keys(self, fig_id: str, machine: str) -> tuple[Figure, Path, CodeHash, str]:
         """(figure, results file, today's code hashes, the file's digest: "" without a build cache):
         what a pair's table and summary are made from and kept by."""

@@ -29,7 +29,7 @@ from benchsite.model.catalog import Catalog, Unavailable, local_machine, results
 from benchsite.model.claim_syntax import ClaimError, split
 from benchsite.model.figures import CLAIM, Figure
 from benchsite.pages.docsread import Docs
-from benchsite.views.claims import evaluate, plain, readable_on_reference, support
+from benchsite.views.claims import evaluate, plain, readable, support
 
 DOCS = REPO / "docs"
 
@@ -103,7 +103,7 @@ def check(cat: Catalog, machine: str | None, claims: Sequence[Found]) -> list[Ch
             raise ClaimError(f"{found.where}: no figure script defines {fig_id}")
         try:
             on_machine = machine or cat.prose_machine(fig_id)
-            tab = cat.table(fig_id, on_machine)
+            tab, reference = cat.table(fig_id, on_machine), cat.reference_table(fig_id, on_machine)
         except Unavailable as err:
             out.append(Checked(found, fig_id, machine or "-", "unavailable", str(err), None))
             continue
@@ -111,8 +111,7 @@ def check(cat: Catalog, machine: str | None, claims: Sequence[Found]) -> list[Ch
             outcome = evaluate(tab, expr, on)
             runs = support(tab, expr) if outcome.state != "expected" else None
         except ClaimError as err:
-            if (machine is not None and machine != cat.prose_machine(fig_id)) or \
-                    readable_on_reference(cat, fig_id, on_machine, expr, on):
+            if (machine is not None and machine != cat.prose_machine(fig_id)) or readable(reference, expr, on):
                 # Another machine's folder may lack a cell the reference has (an older session, a
                 # figure that changed since): the claim cannot be read there.
                 out.append(Checked(found, fig_id, on_machine, "unavailable", str(err), None))

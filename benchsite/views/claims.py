@@ -321,20 +321,21 @@ def support(tab: Table, expr: str) -> tuple[int, int] | None:
 # --- pages and captions --------------------------------------------------------------------
 
 class Unreadable(Exception):
-    """A sound claim the quoted machine's results cannot check (:func:`readable_on_reference`):
-    flagged on the page like a claim that does not hold there, and listed by ``make claims``."""
+    """A sound claim the quoted machine's results cannot check (:func:`readable`): flagged on the
+    page like a claim that does not hold there, and listed by ``make claims``."""
 
 
-def readable_on_reference(cat, fig_id: str, machine: str, expr: str, on: tuple[str, ...]) -> bool:
-    """Whether a claim that cannot be read on ``machine`` (a cell or row its results lack) reads on
-    the reference machine: then the claim is sound and this machine's results cannot check it
-    (an older session, a figure that changed since, a cell its hardware does not make), rather
-    than a claim written wrong, which stops the build."""
-    if cat.is_reference(machine) or cat.declared not in cat.machines(fig_id):
+def readable(reference: Table | None, expr: str, on: tuple[str, ...]) -> bool:
+    """Whether a claim that cannot be read on a machine (a cell or row its results lack) reads on
+    the reference machine's table (``Catalog.reference_table``; None: there is none to ask): then
+    the claim is sound and that machine's results cannot check it (an older session, a figure that
+    changed since, a cell its hardware does not make), rather than a claim written wrong, which
+    stops the build."""
+    if reference is None:
         return False
     try:
-        evaluate(cat.table(fig_id, cat.declared), expr, on)
-    except (ClaimError, Unavailable):
+        evaluate(reference, expr, on)
+    except ClaimError:
         return False
     return True
 
@@ -345,10 +346,11 @@ def _check(spec: str, text: str, where: str, ctx) -> Outcome:
     if fig_id not in ctx.catalog.figures:
         raise ClaimError(f"no figure script defines {fig_id}")
     machine = ctx.catalog.prose_machine(fig_id)
+    tab, reference = ctx.catalog.table(fig_id, machine), ctx.catalog.reference_table(fig_id, machine)
     try:
-        outcome = evaluate(ctx.catalog.table(fig_id, machine), expr, on)
+        outcome = evaluate(tab, expr, on)
     except ClaimError as err:
-        if readable_on_reference(ctx.catalog, fig_id, machine, expr, on):
+        if readable(reference, expr, on):
             raise Unreadable(f"cannot be checked on {machine} ({err}); it reads on the reference machine, "
                              f"{ctx.catalog.declared}") from None
         raise
