@@ -16,7 +16,7 @@ import pytest
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit import archive
-from benchsite.model import sessions, stats
+from benchsite.model import catalog, sessions, stats
 from benchsite.model.catalog import Catalog
 from conftest import REFERENCE, REPO
 
@@ -157,11 +157,11 @@ def test_the_latest_session_is_compacted_from_the_loaders_records_as_from_the_fi
         digest = cachefile.file_digest(path, None)
         load.load(ResultFile(path.parent.name, path.name.removesuffix(".csv"), path), None,
                   records=lambda header, rows, path=path, digest=digest:
-                  sessions.keep_latest_texts(path, digest, header, rows))
+                  catalog.keep_latest_texts(path, digest, header, rows))
         with monkeypatch.context() as m:
             m.setattr(archive, "compact_file", lambda _: pytest.fail("the file was compacted again"))
-            assert sessions._latest_texts(path, digest) == want, path
-    assert "--a=1,--b=2" in next(iter(sessions._latest_texts(crlf, cachefile.file_digest(crlf, None)).values()))[1]
+            assert catalog.latest_texts(path, digest) == want, path
+    assert "--a=1,--b=2" in next(iter(catalog.latest_texts(crlf, cachefile.file_digest(crlf, None)).values()))[1]
 
 
 def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
@@ -183,7 +183,7 @@ def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
     frame = load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
     assert seen == [] and "--a=1\n--b=2" in set(frame["xla_flags"].dropna())
     digest = cachefile.file_digest(path, None)
-    texts = sessions._latest_texts(path, digest)
+    texts = catalog.latest_texts(path, digest)
     assert texts == archive.compact_file(path)
     assert "--a=1\r\n--b=2" in next(iter(texts.values()))[1]
 
@@ -201,7 +201,7 @@ def test_a_file_that_does_not_validate_leaves_no_session_texts(tmp_path):
     with pytest.raises(load.ResultsError, match=r"dispatch_vs_completion\.csv:6: "):
         load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
     assert seen == []
-    assert not sessions._latest_store(cachefile.file_digest(path, None)).exists()
+    assert not catalog.latest_store(cachefile.file_digest(path, None)).exists()
 
 
 # --- the validator -------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from benchsite.build.buildcache import BuildCache
 from benchsite.core import cachefile, urls
 from benchsite.core.cachefile import cache_dir
 from benchsite.model import catalog as _catalog
-from benchsite.model import load, sessions
+from benchsite.model import load
 from benchsite.pages import history, markers, pages
 from benchsite.pages.docsread import Docs, view_key
 from benchsite.views import render, roofline
@@ -217,7 +217,7 @@ def _warm_file(file: layout.ResultFile, frames: Path) -> None:
     compacted from the records the validator read (the pair's history starts from it)."""
     BuildCache().compressed(file.path)
     digest = cachefile.file_digest(file.path, frames)
-    load.load(file, frames, records=functools.partial(sessions.keep_latest_texts, file.path, digest))
+    load.load(file, frames, records=functools.partial(_catalog.keep_latest_texts, file.path, digest))
 
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from benchsite.core.cachefile import cached
-from benchsite.model import catalog, session_files, stats
+from benchsite.model import session_files, stats
 from benchsite.model.catalog import Catalog
 from benchsite.model.table import Table, distinct_texts, run_days
 
@@ -100,13 +100,6 @@ class History:
     def latest(self) -> Session | None:
         """The session the results file holds, or None (a format-1 file records none)."""
         return next((s for s in reversed(self.sessions) if s.latest), None)
-
-
-# The latest session's texts are read by the catalog (kept under the build cache by the results
-# file's digest); the build's loader keeps them as it validates a file (build/plugin.py).
-_latest_store = catalog.latest_store
-_latest_texts = catalog.latest_texts
-keep_latest_texts = catalog.keep_latest_texts
 
 
 def history(cat: Catalog, fig_id: str, machine: str) -> History:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from benchsite.core import urls
-from benchsite.core.urls import session_path, session_src
+from benchsite.core.urls import session_path
 from benchsite.model import stats
 from benchsite.model.figures import Figure
 from benchsite.model.sessions import History, Session, env_diff, history
@@ -33,16 +33,6 @@ if TYPE_CHECKING:
 
 # --- paths ---------------------------------------------------------------------------------
 
-def session_pages(cat, fig: Figure, machine: str) -> dict[str, str]:
-    """Source path -> Markdown of every session page of one figure on one machine."""
-    out = {}
-    for sid in session_ids(cat, fig, machine):
-        out[session_src(fig.id, machine, sid)] = (
-            f"{urls.WIDE}# {fmt.esc(fig.title)} on {fmt.esc(machine)}, session {sid} {{ #session }}\n\n"
-            f"<!-- bench:session {fig.id} machine={urls.machine_slug(machine)} session={sid} -->\n")
-    return out
-
-
 def session_ids(cat, fig: Figure, machine: str) -> list[str]:
     """``history(...).ids``, kept under the build cache by the results file and the kept sessions'
     files: listing a machine's session pages reads no session."""
@@ -54,11 +44,6 @@ def session_ids(cat, fig: Figure, machine: str) -> list[str]:
     files = [(sid, str(p), file_digest(p, cat.cache) if p.is_file() else "-")
              for sid, pair in sorted(kept.items()) for p in pair]
     return cat.stored("session-ids", (repr(fig), machine, state, files), lambda: history(cat, fig.id, machine).ids)
-
-
-def changes_page(machine: str) -> str:
-    return (f"{urls.WIDE}# What changed on {fmt.esc(machine)} {{ #changes }}\n\n"
-            f"<!-- bench:changes machine={urls.machine_slug(machine)} -->\n")
 
 
 # --- between two sessions ------------------------------------------------------------------
