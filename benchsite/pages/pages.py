@@ -34,7 +34,6 @@ from benchsite.pages import history
 from benchsite.views import benchpage, compare, render
 from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
-from benchsite.views.html import render as template
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
     from benchsite.model.sessions import Session
@@ -108,8 +107,10 @@ def generated_pages(cat: Catalog) -> dict[str, Generated]:
 
 
 def machine_body(fig_id: str, machine: str, ctx: Context) -> str:
-    """A machine page's body (:func:`machine_page`) of one figure on one machine."""
-    return machine_page(ctx.catalog.figures[fig_id], machine, ctx)
+    """A machine page's body: one figure on one machine (:func:`page_model`, rendered by
+    :func:`benchsite.views.benchpage.page`)."""
+    model = page_model(ctx.catalog.figures[fig_id], machine, ctx)
+    return benchpage.page(model)
 
 
 # --- small pieces ------------------------------------------------------------------------
@@ -264,35 +265,25 @@ def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
     return sessions.history(ctx.catalog, fig.id, machine).latest
 
 
-def cite_fields(fig: Figure, machine: str, ctx: Context, session: Session | None) -> dict:
-    """What to paste into a review: the cite block of ``session``, the latest (its permalink, commit,
-    how to reproduce it, Markdown; None where the results file records no session), with whether
-    today's code still matches it, and the site's download of the results file."""
-    tab = ctx.catalog.table(fig.id, machine)
-    now = ctx.catalog.current_sha(fig.id).script
-    state = (f"STALE: {tab.stale}" if tab.stale else "current" if now in set(tab.frame["script_sha256"])
-             else f"current; only its FIGURE caption was edited since, sha256 now {now[:12]} "
-                  "(benchsite/model/caption_edits.csv)")
-    if fig.compare is not None:  # not checked against bench_scripts/ (benchsite/model/comparisons.py)
-        state = render.recorded_state(fig.compare)
-    download = ctx.link(layout.site_path(machine, fig.stem))
-    committed, repo = ctx.catalog.data_commit(fig.id, machine), urls.public_base(ctx.repo_url)
-    data_url = f"{repo}/blob/{committed[1]}/{committed[0]}" if committed and repo else ""
-    return history.cite(fig, machine, session, ctx, state, download=download, data_url=data_url)
-
-
 def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
-    """The plain-text part of :func:`cite_fields` (of the latest session)."""
-    return cite_fields(fig, machine, ctx, latest_session(fig, machine, ctx))["text"]
+    """The plain text of a machine page's cite block (of its latest session)."""
+    model = page_model(fig, machine, ctx)
+    return benchpage.cite(model, model.shown[0])["text"]
 
 
 def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.BenchPage:
-    """Everything a figure's page (``machine`` None) or one machine's page of it shows, gathered in
-    one pass: from the catalog (machines, summaries, table models, comparison cells), the sessions
-    (the latest one, the history) and the figure's chapter; the machines' panels and the code as
-    finished blocks of the build's cache. :func:`benchsite.views.benchpage.page` renders it."""
+    """Everything a figure's page (``machine`` None) or one machine's page of it shows, as plain data
+    gathered in one pass, one way: the catalog first (the machines, their state, summaries and table
+    models, today's code hash and the commit that holds each results file), then the sessions (each
+    shown machine's history), then what is made from those (each machine's comparison cells with the
+    reference, kept by the build cache), the figure's chapter and its code. Nothing is rendered here
+    but the blocks other pages share (a panel's rows against the machine's ceilings, the history block,
+    the code): :func:`benchsite.views.benchpage.page` renders the rest (the panels and their charts
+    through the build's cache, the cite blocks, the tables)."""
     cat = ctx.catalog
-    # The catalog: the machines, their state, summaries and (for a comparison's verdicts) table models.
+    # The catalog: the machines, their state and summaries, and the table model of each machine whose
+    # panel the page shows (every tab, or past MAX_TABS the reference's alone) or whose comparison
+    # verdicts it lists.
     ref = cat.reference(fig.id)
     machines = cat.machines(fig.id) if machine is None else [machine]
     valid = {m: (fig.id, m) in cat.frames for m in machines}
@@ -309,30 +300,40 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     for message in errors.values():
         if message is not None and machine is None:  # said in the machines table
             ctx.on_problem(message)
-    # The figure's chapter, its recorded side files and its code.
-    chapter = chapter_link(fig, ctx)
+    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
+    tables, failed = {}, {}
+    for m in panels:
+        try:
+            tables[m] = cat.table(fig.id, m)
+        except Unavailable as err:
+            ctx.on_problem(str(err))
+            failed[m] = str(err)
+    digests = {m: cat.csv_digest(fig.id, m) for m in tables}
+    now = cat.current_sha(fig.id).script
+    committed = {m: cat.data_commit(fig.id, m) for m in tables}
     sides = ([m for m in machines if comparisons.side_file(cat.results, m, fig.stem).is_file()]
              if fig.compare is not None else [])
-    code = _code(fig, ctx) if machine is None else ""
-    # Each machine against the reference, cell by cell.
-    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
-    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
-    # The machines whose results panel the page shows: every tab, or past MAX_TABS the reference's alone.
-    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
-    made = {m: machine_panel(fig.id, m, ctx) for m in panels}
     # The sessions: each panel's machine's history, read once: its latest session (the cite block) and,
     # for the machine the page is about, the history block.
     hists = {m: sessions.history(cat, fig.id, m) for m in panels if not problems[m]}
-    latest = {m: found.latest for m, found in hists.items()}
-    for m, session in latest.items():
-        made[m] += "\n" + str(template("cite.html", open=machine is not None, **cite_fields(fig, m, ctx, session)))
+    # Made from those: each machine against the reference, cell by cell; the blocks other pages share.
+    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
+    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
+    ceilings = {m: ceiling_section(tab, ctx) for m, tab in tables.items()}
     about = ref if machine is None else machine
     hist = history.history_html(fig, about, hists[about], ctx) if about in hists else ""
+    chapter = chapter_link(fig, ctx)
+    code = _code(fig, ctx) if machine is None else ""
+    panel = {m: benchpage.Panel(tables.get(m), failed.get(m), site_link(layout.site_path(m, fig.stem)),
+                                digests.get(m, ""), ceilings.get(m, ""), now, committed.get(m),
+                                ctx.link(layout.site_path(m, fig.stem)), m in hists)
+             for m in panels}
     shown = [benchpage.Shown(m, roles[m], valid[m], problems[m], errors.get(m), summaries.get(m), cells.get(m),
-                             made.get(m, ""), verdicts[m], latest.get(m)) for m in machines]
+                             panel.get(m), verdicts[m], hists[m].latest if m in hists else None) for m in machines]
     return benchpage.BenchPage(fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter, sides, hist, code,
-                               ctx.link(render.RULE_PATH), stale=[(m, found.stale) for m, found in summaries.items()
-                                                                  if found.stale])
+                               ctx.link(render.RULE_PATH), site_link(render.RULE_PATH), ctx.link,
+                               urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url),
+                               stale=[(m, found.stale) for m, found in summaries.items() if found.stale])
 
 
 def _code(fig: Figure, ctx: Context) -> str:
@@ -354,15 +355,6 @@ def _code(fig: Figure, ctx: Context) -> str:
             html = ctx.catalog.derived[("code-html", fig.id)] = ctx.markdown(block)
         block = f"\n{ctx.cache.stash(html)}\n"
     return f"## The code that produced it {{ #code }}\n\n{block}"
-
-
-def figure_page(fig: Figure, ctx: Context) -> str:
-    return benchpage.page(page_model(fig, None, ctx))
-
-
-def machine_page(fig: Figure, machine: str, ctx: Context) -> str:
-    model = page_model(fig, machine, ctx)
-    return benchpage.page(model)
 
 
 def page_marker(args: list[str], ctx: Context) -> str:

@@ -1,5 +1,7 @@
 """A figure's /bench page and one machine's page of it, rendered from a page model (:class:`BenchPage`)
-that ``benchsite/pages/pages.py`` gathers in one pass: this module reads nothing else.
+that ``benchsite/pages/pages.py`` gathers in one pass: this module reads nothing else. Each machine's
+panel is rendered here from its table model (through the build's cache of finished panels, whose
+chart the chart kit draws), with the block to cite its latest session (``session.cite_latest``).
 
 The page is Markdown (headings for the table of contents, tables whose links mkdocs checks) around
 blocks of finished HTML, which go through Markdown as placeholders (``blocks``: the build's cache of
@@ -15,7 +17,7 @@ from benchkit import layout
 from benchsite.core import urls
 from benchsite.model import comparisons
 from benchsite.model.figures import Figure
-from benchsite.views import compare, fmt, quantities, render
+from benchsite.views import compare, fmt, quantities, render, session
 from benchsite.views.fmt import md
 from benchsite.views.html import inline_code
 from benchsite.views.html import render as template
@@ -24,6 +26,21 @@ from benchsite.views.html import render as template
 # its results and the figure page stays light (a chart inlines about half a megabyte of SVG).
 MAX_TABS = 6
 NO_CHAPTER = "not in a chapter yet"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """What one machine's results panel and its cite block are made from."""
+
+    table: Any = None  # its table model (model.table.Table); None where it cannot be made
+    failed: str | None = None  # why not (the file's own file:line message): an error box instead
+    csv: str = ""  # the site link (``urls.site_link``) of its results file: the panel is shared by pages
+    digest: str = ""  # the results file's sha256: what the build's cache keeps the panel by
+    ceiling: str = ""  # its rows against the machine's ceilings (finished HTML or its placeholder)
+    now: str = ""  # today's sha256 of the figure's script (the cite block says whether it still ran)
+    committed: tuple[str, str] | None = None  # (path, commit) of the results file as committed
+    download: str = ""  # the site's download of the results file, from this page
+    cited: bool = False  # its sessions could be read: the panel carries the block to cite the latest
 
 
 @dataclass(frozen=True)
@@ -37,7 +54,7 @@ class Shown:
     error: str | None = None  # why its results file is invalid (Catalog.errors)
     summary: Any = None  # Catalog.summary: headline, runs, when, stale (valid machines on the figure page)
     cells: list | None = None  # its comparison cells with the reference machine (compare.Cell)
-    panel: str = ""  # its results panel with its cite block (finished HTML or its placeholder)
+    panel: Panel | None = None  # its results panel and cite block, on a page that shows them
     verdicts: list = field(default_factory=list)  # (row, equivalence verdict, runs) of a comparison's table
     session: Any = None  # the latest session (model.sessions.Session), on its machine page
 
@@ -57,6 +74,10 @@ class BenchPage:
     history: str  # the history block (finished HTML), "" for none
     code: str  # the code section's Markdown
     rule: str  # the URL of the verdict rule's page, from this page
+    rule_site: str  # the same as a site link (``urls.site_link``), for the panels several pages share
+    link: Any  # a site path -> its URL relative to this page (the cite blocks' links)
+    site: str  # the site's public address ("" for none: urls.public_base of mkdocs' site_url)
+    repo: str  # the repository's (of repo_url)
     stale: list = field(default_factory=list)  # (machine, reason) of each stale valid machine
 
 
@@ -73,12 +94,12 @@ def page(p: BenchPage) -> str:
         return (head + "\n" + _links(p, rel, back=False) + "\n" + p.blocks.html_block(render.error_box(
             fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")) + p.code)
     good = [s for s in p.shown if s.valid]
+    panels = {s.name: _panel(p, s) for s in p.shown}
     if len(p.shown) <= MAX_TABS:
-        results = p.blocks.html_block(render.tabs(fig.id, {s.name: s.panel for s in p.shown},
-                                                  {s.name: s.role for s in p.shown}))
+        results = p.blocks.html_block(render.tabs(fig.id, panels, {s.name: s.role for s in p.shown}))
     else:
-        shown = next(s for s in p.shown if s.panel)
-        results = p.blocks.html_block(str(template("many_machines.html", count=len(p.shown))), shown.panel)
+        shown = next(s for s in p.shown if panels[s.name])
+        results = p.blocks.html_block(str(template("many_machines.html", count=len(p.shown))), panels[shown.name])
     return "\n".join([
         head, _links(p, rel, back=False),
         _verdicts(p, rel, good),
@@ -98,13 +119,45 @@ def _machine_page(p: BenchPage, rel, caption: str) -> str:
              _recorded_note(p, rel),
              _session_note(p, rel, s) if not s.problem else "",
              _verdicts(p, rel, [s]),
-             p.blocks.html_block(s.panel)]
+             p.blocks.html_block(_panel(p, s))]
     if s.cells is not None:
         parts.append(f"## Compared with {md(p.ref)} {{ #compared }}\n\n{compare_note(rel)}\n"
                      + _comparison(p, s))
     parts.append(_history(p, "History"))
     parts.append(_code_link(fig, rel))
     return "\n".join(parts)
+
+
+def _panel(p: BenchPage, s: Shown) -> str:
+    """One machine's results panel (the build's cache renders it, ``render.machine_panel``, and keeps it
+    by its results file and links, for every page that shows it), then the block to cite its latest
+    session; an error box where its table cannot be made; "" where the page shows no panel of it."""
+    made = s.panel
+    if made is None:
+        return ""
+    if made.table is None:
+        return render.error_box(p.fig.id, made.failed or "")
+    html = p.blocks.machine_panel(made.table, made.csv, p.rule_site, made.digest, made.ceiling)
+    if made.cited:
+        html += "\n" + str(template("cite.html", open=p.machine is not None, **cite(p, s)))
+    return html
+
+
+def cite(p: BenchPage, s: Shown) -> dict:
+    """What to paste into a review (``session.cite_latest``: the block of the latest session, or of the
+    machine page where the results file records none), with whether today's code is still the code
+    that ran, and the site's and the repository's copy of the results file."""
+    fig, made = p.fig, s.panel
+    tab = made.table
+    if fig.compare is not None:  # not checked against bench_scripts/ (benchsite/model/comparisons.py)
+        state = render.recorded_state(fig.compare)
+    else:
+        state = (f"STALE: {tab.stale}" if tab.stale else "current" if made.now in set(tab.frame["script_sha256"])
+                 else f"current; only its FIGURE caption was edited since, sha256 now {made.now[:12]} "
+                      "(benchsite/model/caption_edits.csv)")
+    data_url = f"{p.repo}/blob/{made.committed[1]}/{made.committed[0]}" if made.committed and p.repo else ""
+    return session.cite_latest(fig, s.name, s.session, session.Where(p.link, p.site, p.repo, s.role), state,
+                               made.download, data_url)
 
 
 class _Rel:
@@ -212,11 +265,11 @@ def _recorded_note(p: BenchPage, rel) -> str:
 
 def _session_note(p: BenchPage, rel, s: Shown) -> str:
     """Which session the latest page shows, with a link to that session's own page."""
-    session = s.session
-    if session is None:
+    latest = s.session
+    if latest is None:
         return ""
-    link = rel(urls.session_src(p.fig.id, s.name, session.id))
-    return (f"Latest session: **{session.id}** ({session.date}, jax {md(session.values('jax_version'))}); "
+    link = rel(urls.session_src(p.fig.id, s.name, latest.id))
+    return (f"Latest session: **{latest.id}** ({latest.date}, jax {md(latest.values('jax_version'))}); "
             f"[its permanent page]({link}) keeps these samples when later sessions arrive. "
             f"[What changed on this machine]({rel(urls.changes_src(s.name))}).\n")
 
