@@ -15,6 +15,8 @@ Four engines draw SVG by hand (``chart.py``: every sample; ``roofline.py``: the 
 * :func:`number` and :func:`time_tick`: tick labels, a time in one unit to four significant
   figures at most (``2.5 ms``), or in the three-figure form of ``fmt.time_one`` (``2.50 ms``).
 * :func:`fractions`: ticks at equal fractions of a span (the timeline's five times).
+* :func:`time_axis`: the sample charts' time axis (:class:`TimeAxis`), linear from zero or log,
+  its ticks labelled with their unit, and where a time falls on it.
 
 The axis lines, grid and tick texts are drawn by ``templates/axes.html``'s macros, which the
 chart templates import. Plain functions, no mkdocs import, nothing here knows a figure.
@@ -23,6 +25,9 @@ chart templates import. Plain functions, no mkdocs import, nothing here knows a 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+import numpy as np
 
 from benchsite.views import fmt
 
@@ -124,3 +129,32 @@ def time_tick(seconds: float, unit_of: float | None = None, figures: int | None 
     scale, unit = fmt.time_unit(seconds if unit_of is None else unit_of)
     value = seconds / scale
     return f"{number(value) if figures is None else fmt.sig(value, figures)} {unit}"
+
+
+# --- the sample charts' time axis -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimeAxis:
+    """A chart's time axis: the domain in seconds and its ticks with their labels."""
+    log: bool
+    low: float
+    high: float
+    ticks: tuple[tuple[float, str], ...]
+
+    def frac(self, seconds: np.ndarray) -> np.ndarray:
+        """0 at the bottom of the plot, 1 at the top."""
+        if self.log:
+            lo = math.log10(self.low)
+            return (np.log10(seconds) - lo) / (math.log10(self.high) - lo)
+        return (seconds - self.low) / (self.high - self.low)
+
+
+def time_axis(low: float, high: float, log: bool) -> TimeAxis:
+    """The axis of times from ``low`` to ``high`` seconds: log, :func:`log_axis`'s domain and 1-2-5
+    ticks, each tick in its own unit; else from zero to a round top (:func:`nice_top`), every tick
+    in the top tick's unit."""
+    if log:
+        low, high, ticks = log_axis(low, high)
+        return TimeAxis(True, low, high, tuple((t, time_tick(t)) for t in ticks))
+    top, step = nice_top(high if high > 0 else 1e-9)
+    return TimeAxis(False, 0.0, top, tuple((t, time_tick(t, unit_of=top)) for t in linear_ticks(top, step)))

@@ -55,39 +55,6 @@ def use_log(panels: list[tuple[str, pd.DataFrame]]) -> bool:
     return bool(len(times)) and float(times.max()) > LOG_ABOVE * float(times.min())
 
 
-@dataclass(frozen=True)
-class Axis:
-    """A panel's time axis: the domain in seconds and its ticks with their labels."""
-    log: bool
-    low: float
-    high: float
-    ticks: tuple[tuple[float, str], ...]
-
-    def frac(self, seconds: np.ndarray) -> np.ndarray:
-        """0 at the bottom of the plot, 1 at the top."""
-        if self.log:
-            lo = math.log10(self.low)
-            return (np.log10(seconds) - lo) / (math.log10(self.high) - lo)
-        return (seconds - self.low) / (self.high - self.low)
-
-
-def _linear_axis(high: float) -> Axis:
-    """From zero to a round top (``axes.nice_top``); every tick in the top tick's unit."""
-    top, step = axes.nice_top(high if high > 0 else 1e-9)
-    ticks = tuple((t, axes.time_tick(t, unit_of=top)) for t in axes.linear_ticks(top, step))
-    return Axis(False, 0.0, top, ticks)
-
-
-def _log_axis(low: float, high: float) -> Axis:
-    """``axes.log_axis``'s domain and 1-2-5 ticks, each tick in its own unit."""
-    low, high, ticks = axes.log_axis(low, high)
-    return Axis(True, low, high, tuple((t, axes.time_tick(t)) for t in ticks))
-
-
-def axis(times: pd.Series, log: bool) -> Axis:
-    return _log_axis(float(times.min()), float(times.max())) if log else _linear_axis(float(times.max()))
-
-
 def _tenths(n: int) -> str:
     """An integer count of tenths as the shortest decimal: 125 -> 12.5, 120 -> 12, -3 -> -0.3."""
     sign = "-" if n < 0 else ""
@@ -109,9 +76,9 @@ def dot_path(xs: np.ndarray, ys: np.ndarray) -> str:
     return first + "".join([f"m{_STEP[a]}{_DY[b]}h0" for a, b in zip(dx, dy)])
 
 
-def _wrap(text: str, width: float, font: float) -> list[str]:
-    """A panel title split at ", " into lines that fit ``width`` units."""
-    per_line = max(axes.chars_fit(width, font), 8)
+def _wrap(text: str, per_line: int) -> list[str]:
+    """A panel title split at ", " into lines of at most ``per_line`` characters (where one part
+    alone is not longer)."""
     lines: list[str] = []
     for part in text.split(", "):
         if lines and len(lines[-1]) + 2 + len(part) <= per_line:
@@ -151,12 +118,21 @@ class Frame:
         return self.bottom + below
 
 
-def frame(label: str, variants: list[str], ax: Axis, runs: int) -> Frame:
-    lines = _wrap(label, WIDTH - 8, TITLE_FONT) if label else []
+@dataclass(frozen=True)
+class Measured:
+    """What the chart kit measured of one chart's texts (``axes.text_width``, ``axes.chars_fit``):
+    each variant name's width, a title line's characters, and each panel's widest tick label's width."""
+    names: list[float]
+    per_line: int
+    ticks: list[float]
+
+
+def frame(label: str, variants: list[str], tick_w: float, measured: Measured, runs: int) -> Frame:
+    lines = _wrap(label, measured.per_line) if label else []
     top = 8 + len(lines) * (TITLE_FONT + 3) + (6 if lines else 2)
-    left = max(30 + axes.text_width(max(len(t) for _, t in ax.ticks), FONT), 52)
+    left = max(30 + tick_w, 52)
     slot = (WIDTH - left - RIGHT) / max(len(variants), 1)
-    name_w = [axes.text_width(v, FONT) for v in variants] or [0.0]
+    name_w = measured.names
     rotate = max(name_w) > slot - 4
     if rotate:  # the first name, slanted leftwards, must stay inside the box
         left = max(left, name_w[0] * math.cos(math.radians(ROTATE)) - slot / 2 + 4)
@@ -195,10 +171,10 @@ def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) 
     return groups, bands, medians, max((len(at) for at in cells.values()), default=0)
 
 
-def panel(label: str, rows: pd.DataFrame, variants: list[str], runs: list, log: bool, title: str) -> dict:
+def panel(label: str, rows: pd.DataFrame, variants: list[str], runs: list, log: bool, title: str,
+          ax: axes.TimeAxis, tick_w: float, measured: Measured) -> dict:
     """Everything the template prints for one panel, every number already formatted."""
-    ax = axis(rows["time_s"], log)
-    fr = frame(label, variants, ax, len(runs))
+    fr = frame(label, variants, tick_w, measured, len(runs))
 
     def y_of(seconds) -> np.ndarray:
         return fr.bottom - ax.frac(np.asarray(seconds, dtype=float)) * PLOT_H
@@ -221,7 +197,14 @@ def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], ti
     """Every sample of one figure on one machine, one ``<svg>`` per (label, rows), as HTML text."""
     runs = sorted({run for _, rows in panels for run in rows["run"].unique()})
     log = use_log(panels) if panels else False
-    drawn = [panel(label, rows, variants, runs, log, title) for label, rows in panels]
+    # The chart kit, in one go: the texts' widths (the variant names, a title line), each panel's time
+    # axis (``axes.time_axis``: its domain, ticks and labels) and its widest label's width.
+    names = [axes.text_width(v, FONT) for v in variants] or [0.0]
+    per_line = max(axes.chars_fit(WIDTH - 8, TITLE_FONT), 8)
+    scales = [axes.time_axis(float(rows["time_s"].min()), float(rows["time_s"].max()), log) for _, rows in panels]
+    measured = Measured(names, per_line, [axes.text_width(max(len(t) for _, t in ax.ticks), FONT) for ax in scales])
+    drawn = [panel(label, rows, variants, runs, log, title, ax, tick_w, measured)
+             for (label, rows), ax, tick_w in zip(panels, scales, measured.ticks)]
     legend = [{"run": str(r), "colour": PALETTE[j % len(PALETTE)]} for j, r in enumerate(runs)]
     return str(render("chart.html", title=title, panels=drawn, legend=legend, width=WIDTH, font=FONT,
                       title_font=TITLE_FONT, rotate=ROTATE))
