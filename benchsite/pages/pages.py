@@ -27,7 +27,7 @@ import yaml
 from benchkit import layout
 from benchsite.core import urls
 from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
-from benchsite.model import comparisons, sessions
+from benchsite.model import comparisons, pagefacts, sessions
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.figures import Figure
 from benchsite.pages import history
@@ -273,67 +273,33 @@ def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
 
 def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.BenchPage:
     """Everything a figure's page (``machine`` None) or one machine's page of it shows, as plain data
-    gathered in one pass, one way: the catalog first (the machines, their state, summaries and table
-    models, today's code hash and the commit that holds each results file), then the sessions (each
-    shown machine's history), then what is made from those (each machine's comparison cells with the
-    reference, kept by the build cache), the figure's chapter and its code. Nothing is rendered here
-    but the blocks other pages share (a panel's rows against the machine's ceilings, the history block,
-    the code): :func:`benchsite.views.benchpage.page` renders the rest (the panels and their charts
-    through the build's cache, the cite blocks, the tables)."""
+    gathered in one pass, one way: the model's facts in one call (``model/pagefacts.py``: the
+    machines, their state, summaries and table models, the results files' digests and commits, the
+    sessions), then what is made from them and kept by the build cache (each machine's comparison
+    cells with the reference, the blocks other pages share: a panel's rows against the machine's
+    ceilings, the history block), the figure's chapter and its code. :func:`benchsite.views.benchpage.page`
+    renders the rest (the panels and their charts through the build's cache, the cite blocks, the tables)."""
     cat = ctx.catalog
-    # The catalog: the machines, their state and summaries, and the table model of each machine whose
-    # panel the page shows (every tab, or past MAX_TABS the reference's alone) or whose comparison
-    # verdicts it lists.
-    ref = cat.reference(fig.id)
-    machines = cat.machines(fig.id) if machine is None else [machine]
-    valid = {m: (fig.id, m) in cat.frames for m in machines}
-    problems = {m: cat.problem(fig.id, m) for m in machines}
-    roles = {m: cat.role(m) for m in machines}
-    errors = {m: cat.errors.get((fig.id, m)) for m in machines if valid[m]}
-    summaries = {m: cat.summary(fig.id, m) for m in machines
-                 if machine is None and valid[m] and errors[m] is None}
-    verdicts = {m: [] for m in machines}
-    if fig.compare is not None and fig.ratio is not None:  # a comparison's answer per machine and row
-        for m in (m for m in machines if valid[m] and not problems[m]):
-            tab = cat.table(fig.id, m)
-            verdicts[m] = [(row, eq, tab.runs) for row, eq in zip(tab.rows, tab.same(fig.compare.margin))]
-    for message in errors.values():
-        if message is not None and machine is None:  # said in the machines table
-            ctx.on_problem(message)
-    panels = machines if machine is not None or len(machines) <= MAX_TABS else [ref or machines[0]]
-    tables, failed = {}, {}
-    for m in panels:
-        try:
-            tables[m] = cat.table(fig.id, m)
-        except Unavailable as err:
-            ctx.on_problem(str(err))
-            failed[m] = str(err)
-    digests = {m: cat.csv_digest(fig.id, m) for m in tables}
-    now = cat.current_sha(fig.id).script
-    committed = {m: cat.data_commit(fig.id, m) for m in tables}
-    sides = ([m for m in machines if comparisons.side_file(cat.results, m, fig.stem).is_file()]
-             if fig.compare is not None else [])
-    # The sessions: each panel's machine's history, read once: its latest session (the cite block) and,
-    # for the machine the page is about, the history block.
-    hists = {m: sessions.history(cat, fig.id, m) for m in panels if not problems[m]}
-    # Made from those: each machine against the reference, cell by cell; the blocks other pages share.
-    compared = [m for m in machines if valid[m] and m != ref and (machine is None or ref is not None)]
+    facts = pagefacts.gather(cat, fig.id, machine, MAX_TABS)
+    ref, shown = facts.ref, facts.machines
+    for m in shown:
+        if m.error is not None and machine is None:  # said in the machines table
+            ctx.on_problem(m.error)
+        if m.failed is not None:  # its panel is an error box
+            ctx.on_problem(m.failed)
+    compared = [m.name for m in shown if m.valid and m.name != ref and (machine is None or ref is not None)]
     cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
-    ceilings = {m: ceiling_section(tab, ctx) for m, tab in tables.items()}
-    about = ref if machine is None else machine
-    hist = history.history_html(fig, about, hists[about], ctx) if about in hists else ""
+    ceilings = {m.name: ceiling_section(m.table, ctx) for m in shown if m.table is not None}
+    about = next((m for m in shown if m.name == (ref if machine is None else machine) and m.history is not None), None)
+    hist = history.history_html(fig, about.name, about.history, ctx) if about is not None else ""
     chapter = chapter_link(fig, ctx)
     code = _code(fig, ctx) if machine is None else ""
-    panel = {m: benchpage.Panel(tables.get(m), failed.get(m), site_link(layout.site_path(m, fig.stem)),
-                                digests.get(m, ""), ceilings.get(m, ""), now, committed.get(m),
-                                ctx.link(layout.site_path(m, fig.stem)), m in hists)
-             for m in panels}
-    shown = [benchpage.Shown(m, roles[m], valid[m], problems[m], errors.get(m), summaries.get(m), cells.get(m),
-                             panel.get(m), verdicts[m], hists[m].latest if m in hists else None) for m in machines]
-    return benchpage.BenchPage(fig, machine, shown, ref, ctx.src_uri, ctx.cache, chapter, sides, hist, code,
-                               ctx.link(render.RULE_PATH), site_link(render.RULE_PATH), ctx.link,
-                               urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url),
-                               stale=[(m, found.stale) for m, found in summaries.items() if found.stale])
+    return benchpage.BenchPage(
+        fig, machine, [benchpage.Shown(m, cells.get(m.name), site_link(layout.site_path(m.name, fig.stem)),
+                                       ceilings.get(m.name, ""), ctx.link(layout.site_path(m.name, fig.stem)))
+                       for m in shown],
+        ref, facts.now, ctx.src_uri, ctx.cache, chapter, hist, code, ctx.link(render.RULE_PATH),
+        site_link(render.RULE_PATH), ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url))
 
 
 def _code(fig: Figure, ctx: Context) -> str:

@@ -10,13 +10,15 @@ finished HTML, ``stash`` and ``html_block``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from benchkit import layout
 from benchsite.core import urls
 from benchsite.model import comparisons
 from benchsite.model.figures import Figure
+from benchsite.model.pagefacts import Machine
+from benchsite.model.sessions import Session
 from benchsite.views import compare, fmt, quantities, render, session
 from benchsite.views.fmt import md
 from benchsite.views.html import inline_code
@@ -29,34 +31,28 @@ NO_CHAPTER = "not in a chapter yet"
 
 
 @dataclass(frozen=True)
-class Panel:
-    """What one machine's results panel and its cite block are made from."""
-
-    table: Any = None  # its table model (model.table.Table); None where it cannot be made
-    failed: str | None = None  # why not (the file's own file:line message): an error box instead
-    csv: str = ""  # the site link (``urls.site_link``) of its results file: the panel is shared by pages
-    digest: str = ""  # the results file's sha256: what the build's cache keeps the panel by
-    ceiling: str = ""  # its rows against the machine's ceilings (finished HTML or its placeholder)
-    now: str = ""  # today's sha256 of the figure's script (the cite block says whether it still ran)
-    committed: tuple[str, str] | None = None  # (path, commit) of the results file as committed
-    download: str = ""  # the site's download of the results file, from this page
-    cited: bool = False  # its sessions could be read: the panel carries the block to cite the latest
-
-
-@dataclass(frozen=True)
 class Shown:
-    """One machine of a figure, as its pages show it."""
+    """One machine of a figure as its pages show it: the model's facts (``model/pagefacts.py``) and
+    what the page made of them."""
 
-    name: str
-    role: str  # Catalog.role: "reference", "measured here" or ""
-    valid: bool  # its results file was read (an invalid one's page says why)
-    problem: str | None = None  # why its results cannot be shown
-    error: str | None = None  # why its results file is invalid (Catalog.errors)
-    summary: Any = None  # Catalog.summary: headline, runs, when, stale (valid machines on the figure page)
+    facts: Machine
     cells: list | None = None  # its comparison cells with the reference machine (compare.Cell)
-    panel: Panel | None = None  # its results panel and cite block, on a page that shows them
-    verdicts: list = field(default_factory=list)  # (row, equivalence verdict, runs) of a comparison's table
-    session: Any = None  # the latest session (model.sessions.Session), on its machine page
+    csv: str = ""  # the site link (``urls.site_link``) of its results file: a panel is shared by pages
+    ceiling: str = ""  # its panel's rows against the machine's ceilings (finished HTML or its placeholder)
+    download: str = ""  # the site's download of its results file, from this page
+
+    name = property(lambda self: self.facts.name)
+    role = property(lambda self: self.facts.role)  # Catalog.role: "reference", "measured here" or ""
+    valid = property(lambda self: self.facts.valid)  # its results file was read
+    problem = property(lambda self: self.facts.problem)  # why its results cannot be shown
+    error = property(lambda self: self.facts.error)  # why its results file is invalid
+    summary = property(lambda self: self.facts.summary)  # headline, runs, when, stale (the figure page)
+    verdicts = property(lambda self: self.facts.verdicts)  # (row, equivalence verdict, runs) of a comparison
+
+    @property
+    def session(self) -> Session | None:
+        """Its latest session, where its sessions were read."""
+        return self.facts.history.latest if self.facts.history is not None else None
 
 
 @dataclass(frozen=True)
@@ -67,10 +63,10 @@ class BenchPage:
     machine: str | None
     shown: list[Shown]  # every machine of the figure (its page: that machine alone)
     ref: str | None  # the reference machine
+    now: str  # today's sha256 of the figure's script (a cite block says whether it is the one that ran)
     src_uri: str  # the page's source path: Markdown links are relative to it
-    blocks: Any  # the build's cache of finished HTML (stash, html_block)
+    blocks: Any  # the build's cache of finished HTML (stash, html_block, machine_panel)
     chapter: str | None  # ``[Chapter title](…#fig-id)``, or None when no chapter embeds the figure
-    sides: list[str]  # machines whose recorded side file (a comparison's) is there
     history: str  # the history block (finished HTML), "" for none
     code: str  # the code section's Markdown
     rule: str  # the URL of the verdict rule's page, from this page
@@ -78,7 +74,16 @@ class BenchPage:
     link: Any  # a site path -> its URL relative to this page (the cite blocks' links)
     site: str  # the site's public address ("" for none: urls.public_base of mkdocs' site_url)
     repo: str  # the repository's (of repo_url)
-    stale: list = field(default_factory=list)  # (machine, reason) of each stale valid machine
+
+    @property
+    def sides(self) -> list[str]:
+        """The machines whose recorded side file (a comparison's) is there."""
+        return [s.name for s in self.shown if s.facts.side]
+
+    @property
+    def stale(self) -> list[tuple[str, str]]:
+        """(machine, reason) of each stale machine the figure page summarises."""
+        return [(s.name, s.summary.stale) for s in self.shown if s.summary is not None and s.summary.stale]
 
 
 def page(p: BenchPage) -> str:
@@ -132,13 +137,13 @@ def _panel(p: BenchPage, s: Shown) -> str:
     """One machine's results panel (the build's cache renders it, ``render.machine_panel``, and keeps it
     by its results file and links, for every page that shows it), then the block to cite its latest
     session; an error box where its table cannot be made; "" where the page shows no panel of it."""
-    made = s.panel
-    if made is None:
+    made = s.facts
+    if not made.panel:
         return ""
     if made.table is None:
         return render.error_box(p.fig.id, made.failed or "")
-    html = p.blocks.machine_panel(made.table, made.csv, p.rule_site, made.digest, made.ceiling)
-    if made.cited:
+    html = p.blocks.machine_panel(made.table, s.csv, p.rule_site, made.digest, s.ceiling)
+    if made.history is not None:
         html += "\n" + str(template("cite.html", open=p.machine is not None, **cite(p, s)))
     return html
 
@@ -147,17 +152,17 @@ def cite(p: BenchPage, s: Shown) -> dict:
     """What to paste into a review (``session.cite_latest``: the block of the latest session, or of the
     machine page where the results file records none), with whether today's code is still the code
     that ran, and the site's and the repository's copy of the results file."""
-    fig, made = p.fig, s.panel
+    fig, made = p.fig, s.facts
     tab = made.table
     if fig.compare is not None:  # not checked against bench_scripts/ (benchsite/model/comparisons.py)
         state = render.recorded_state(fig.compare)
     else:
-        state = (f"STALE: {tab.stale}" if tab.stale else "current" if made.now in set(tab.frame["script_sha256"])
-                 else f"current; only its FIGURE caption was edited since, sha256 now {made.now[:12]} "
+        state = (f"STALE: {tab.stale}" if tab.stale else "current" if p.now in set(tab.frame["script_sha256"])
+                 else f"current; only its FIGURE caption was edited since, sha256 now {p.now[:12]} "
                       "(benchsite/model/caption_edits.csv)")
     data_url = f"{p.repo}/blob/{made.committed[1]}/{made.committed[0]}" if made.committed and p.repo else ""
     return session.cite_latest(fig, s.name, s.session, session.Where(p.link, p.site, p.repo, s.role), state,
-                               made.download, data_url)
+                               s.download, data_url)
 
 
 class _Rel:
