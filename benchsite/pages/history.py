@@ -94,17 +94,10 @@ def history_html(fig: Figure, machine: str, hist: History, ctx: Context) -> str:
 # --- a session's page (views/session.py renders it) ------------------------------------------
 
 def where(ctx: Context, machine: str) -> session_view.Where:
-    """What a session's page or cite block needs of the page it is on: its links, the site's and the
+    """What a session's page needs of the page it is on: its links, the site's and the
     repository's public addresses, the machine's role."""
     return session_view.Where(ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url),
                               ctx.catalog.role(machine))
-
-
-def cite(fig: Figure, machine: str, s: Session | None, ctx: Context, state: str = "", download: str = "",
-         data_url: str = "") -> dict:
-    """``views/session.cite_latest``: a machine page's cite block (its latest session's, if it has one),
-    from the page ``ctx`` is on."""
-    return session_view.cite_latest(fig, machine, s, where(ctx, machine), state, download, data_url)
 
 
 def session_marker(args: list[str], ctx: Context) -> str:
