@@ -4,6 +4,7 @@ added, a damaged kept session refused with file:line, history on every figure pa
 import functools
 import gzip
 import html
+import html.parser
 import re
 import shutil
 import subprocess
@@ -104,6 +105,70 @@ def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(bui
     assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone <repository> rerun" in page
     assert "git checkout " in page and f"[{FIG} on {REFERENCE}, session {sid}: " in page
     assert "Data: " not in page  # the latest file's download is the machine page's: this page stays as it is
+
+
+class _Layout(html.parser.HTMLParser):
+    """What a page's layout holds: its sidebars (``data-md-type``), links, canonical URL, and whether
+    every element it opens is closed, in order (void elements aside)."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
+            "path", "circle", "rect", "line"}
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.sidebars, self.links, self.canonical, self.open, self.misnested = [], [], [], [], []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-md-type" in a:
+            self.sidebars.append(a["data-md-type"])
+        if tag == "a":
+            self.links.append([a.get("href"), ""])
+        if tag == "link" and a.get("rel") == "canonical":
+            self.canonical.append(a.get("href"))
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_data(self, data):
+        if self.links and "a" in self.open:
+            self.links[-1][1] += data
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        if not self.open or self.open[-1] != tag:
+            self.misnested.append(tag)
+        else:
+            self.open.pop()
+
+
+def session_page(site):
+    sid = session_of(REPO / "results" / REFERENCE / f"{STEM}.csv")
+    return sid, site / "bench" / FIG / REFERENCE / sid / "index.html"
+
+
+@pytest.mark.slow
+def test_a_session_page_has_the_lighter_layout_and_links_back(built_site, public):
+    """Issue 38 (size): a session's permalink page has no navigation and no table of contents, says
+    what it is, links back to the figure's latest results on this machine and to every machine,
+    names its canonical URL where the site has an address (and none where it has not), and is
+    listed in the sitemap. The machine page beside it keeps the full layout."""
+    sid, page = session_page(built_site)
+    local = _Layout(page.read_text(encoding="utf-8"))
+    assert local.sidebars == [] and not local.misnested and local.open == []
+    links = {text.strip(): href for href, text in local.links}
+    assert links["The latest results on this machine"] == "../" and links["every machine"] == "../../"
+    assert "One session's permalink" in page.read_text(encoding="utf-8")
+    assert local.canonical == []  # no address configured: no canonical URL rather than an empty one
+    machine = _Layout((built_site / "bench" / FIG / REFERENCE / "index.html").read_text(encoding="utf-8"))
+    assert "navigation" in machine.sidebars and "toc" in machine.sidebars
+    _, page = session_page(public)
+    published = _Layout(page.read_text(encoding="utf-8"))
+    url = f"{SITE}bench/{FIG}/{REFERENCE}/{sid}/"
+    assert published.sidebars == [] and published.canonical == [url] and not published.misnested
+    assert f"<loc>{url}</loc>" in (public / "sitemap.xml").read_text()
 
 
 @pytest.mark.slow

@@ -13,6 +13,8 @@ minutes at a hundred machines). They are registered as files (so links to them, 
 page, resolve and are checked as before), and ``on_post_build`` writes them: their Markdown
 through one Markdown instance with mkdocs' own link rewriting, put into a shell rendered once
 by the theme (header, nav, assets) with the title, canonical URL and table of contents swapped.
+A session's page has a lighter shell of its own (``session_shell.html``: no navigation, no table
+of contents, no search box), its whitespace compacted.
 """
 
 from __future__ import annotations
@@ -538,6 +540,10 @@ def on_post_page(output: str, page, config) -> str:
 SHELL_TITLE, SHELL_URL, SHELL_TOC = "BENCHSHELLTITLE", "BENCHSHELLURL/", "BENCHSHELLTOC"
 SHELL_BODY = "<!--<h1-->BENCHSHELLBODY"
 TOC_TEMPLATE = '{% import "partials/language.html" as lang with context %}{% include "partials/toc.html" %}'
+# A session's permalink page has a lighter layout of its own (issue 38's size decision): no navigation,
+# no table of contents (session_shell.html, an extension of the theme's main.html).
+SESSION_SHELL = Path(__file__).with_name("session_shell.html")
+CANONICAL = '<link rel="canonical" href="\0url">\n'
 
 
 class _Writer:
@@ -567,20 +573,33 @@ class _Writer:
         return self.get_context(self.build.nav, self.doc_files, self.config, page)
 
     def shell(self, file: DirectPage, meta: dict) -> tuple[str, dict]:
-        depth = (file.url.count("/"), repr(meta))
+        light = _direct_kind(file.src_uri) == "session page"
+        depth = (file.url.count("/"), repr(meta), light)
         if depth not in self.shells:
             toc = get_toc([{"level": 1, "id": "BENCHSHELLANCHOR", "name": SHELL_TITLE, "html": SHELL_TITLE,
                             "children": [{"level": 2, "id": "x", "name": "x", "html": "x", "children": []}]}])
             page = self._page(file, SHELL_TITLE, meta, toc)
             page.canonical_url = SHELL_URL
             context = self._context(page)
-            html = self.build.env.get_template(meta.get("template", "main.html")).render(context)
-            toc_html = self.toc_template.render(context)
-            if html.count(toc_html) != 1 or html.count(SHELL_BODY) != 1:
-                raise RuntimeError("bench: the theme's page could not be used as a shell for generated pages")
-            html = html.replace(toc_html, SHELL_TOC).replace("#BENCHSHELLANCHOR", "#\0anchor")
+            if light:
+                html = self.session_template.render(context)
+                if html.count(SHELL_BODY) != 1 or 'data-md-type="navigation"' in html or 'data-md-type="toc"' in html:
+                    raise RuntimeError("bench: the session pages' layout (session_shell.html) could not be used "
+                                       "as their shell")
+                html = compact(html)
+            else:
+                html = self.build.env.get_template(meta.get("template", "main.html")).render(context)
+                toc_html = self.toc_template.render(context)
+                if html.count(toc_html) != 1 or html.count(SHELL_BODY) != 1:
+                    raise RuntimeError("bench: the theme's page could not be used as a shell for generated pages")
+                html = html.replace(toc_html, SHELL_TOC)
+            html = html.replace("#BENCHSHELLANCHOR", "#\0anchor")
             self.shells[depth] = (html.replace(SHELL_URL, "\0url"), context)
         return self.shells[depth]
+
+    @functools.cached_property
+    def session_template(self):
+        return self.build.env.from_string(SESSION_SHELL.read_text(encoding="utf-8"))  # the theme's env: on_env ran
 
     def write(self, file: DirectPage) -> None:
         text, meta = file.source
@@ -621,8 +640,11 @@ class _Writer:
         first = next(iter(toc), None)
         title = found["title"] or posixpath.basename(file.url.rstrip("/"))
         page = self._page(file, title, meta, toc)
-        toc_html = self.toc_template.render(dict(context, page=page))
-        html = (shell.replace(SHELL_TOC, toc_html).replace("\0url", page.canonical_url or "")
+        if SHELL_TOC in shell:
+            shell = shell.replace(SHELL_TOC, self.toc_template.render(dict(context, page=page)))
+        elif not page.canonical_url:  # the lighter layout names no canonical URL where there is none
+            shell = shell.replace(CANONICAL, "")
+        html = (shell.replace("\0url", page.canonical_url or "")
                 .replace("#\0anchor", f"#{first.id}" if first else "#")
                 .replace(f"<title>{SHELL_TITLE}", f"<title>{Markup(title).striptags()}")  # as the theme does
                 .replace(SHELL_TITLE, title))
@@ -758,6 +780,16 @@ class _Writer:
 
 
 LINK = re.compile(r"\]\(([^()\s#]+\.md)(?:#[^()\s]*)?\)")  # Markdown links to other pages
+BLANK = re.compile(r"[ \t]*\n\s*")
+
+
+def compact(shell: str) -> str:
+    """The theme's page with each run of whitespace that holds a line break made one line break: the
+    same page to a browser (a shell has no ``<pre>``, and its scripts are one line each), about 4 KB
+    less on every session page. Its body goes in afterwards, untouched."""
+    if "<pre" in shell or "<textarea" in shell:
+        raise RuntimeError("bench: a shell with preformatted text cannot be compacted")
+    return BLANK.sub("\n", shell)
 
 
 def on_post_build(config) -> None:
