@@ -51,6 +51,12 @@ def public(tmp_path_factory):
     return out
 
 
+def without_data_link(text: str) -> str:
+    """A session page's article without what says where its data is in the repository."""
+    text = re.sub(r'<p class="bench-meta">Data: .*?</p>', "", text)
+    return re.sub(r"\ndata      [^\n]*", "\ndata      …", text)
+
+
 @pytest.mark.slow
 def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(public, copied, tmp_path):
     """First published from the committed results (the checkout's folder, both machines); then
@@ -78,7 +84,11 @@ def test_a_permalink_page_does_not_change_when_sessions_and_machines_are_added(p
     rewrite(path, copied / "cpu-other-2c" / f"{STEM}.csv", LATER, machine="cpu-other-2c")
     proc = build_site(tmp_path / "two", copied, extra_env=PUBLIC)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert article(tmp_path / "two" / permalink) == before
+    # The copy is outside any git checkout, so its build has no commit to link the session's data at
+    # (the checkout's build links it: the link's own stability, while the session is the latest and
+    # after it is kept, is test_a_sessions_data_link_is_the_commit_that_held_it_before_and_after_it_is_kept).
+    assert f'Data: <a href="{REPO_URL}/blob/' in before
+    assert without_data_link(article(tmp_path / "two" / permalink)) == without_data_link(before)
     latest = article(tmp_path / "two" / f"bench/{FIG}/{REFERENCE}/index.html")
     assert f"Latest session: <strong>{LATER}</strong>" in latest and f'href="{LATER}/"' in latest
     kept = {d.name for d in (copied / REFERENCE / "sessions").iterdir() if (d / f"{STEM}.csv.gz").is_file()}
@@ -263,6 +273,25 @@ def test_the_machine_pages_cite_block_links_the_data_at_the_commit_that_holds_it
     assert git_show(sha, rel) == (REPO / rel).read_bytes()  # that commit holds this very file
 
 
+@pytest.mark.slow
+def test_a_session_page_links_its_data_in_the_repository_not_in_the_site(public):
+    """Issue 38 (size): a session's page links its data at the commit that holds it (the results file
+    that held the session, every sample) and the site copies no kept session's files."""
+    assert not list((public / "results").rglob("sessions"))
+    checked = 0
+    for page in sorted((public / "bench" / FIG / REFERENCE).glob("*/index.html")):
+        sid = page.parent.name
+        found = re.search(rf'Data: <a href="{re.escape(REPO_URL)}/blob/([0-9a-f]{{40}})/([^"]+)">', page.read_text())
+        if found is None:  # a results file with uncommitted changes here has no commit to link
+            assert subprocess.run(["git", "status", "--porcelain", "--", "results"], cwd=REPO, capture_output=True,
+                                  text=True).stdout.strip(), page
+            continue
+        sha, rel = found.groups()
+        assert (sid in rel and rel.endswith(".csv.gz")) or sid.encode() in git_show(sha, rel), (page, rel)
+        checked += 1
+    assert checked
+
+
 def git_show(sha: str, rel: str) -> bytes:
     return subprocess.run(["git", "show", f"{sha}:{rel}"], cwd=REPO, capture_output=True, check=True).stdout
 
@@ -282,3 +311,47 @@ def test_data_commits_skip_changed_untracked_and_outside_files(tmp_path):
     (tmp_path / "results" / "m" / "c.csv").write_text("new")
     assert gitdata.data_commits(tmp_path, tmp_path / "results") == {"results/m/a.csv": head}
     assert gitdata.data_commits(tmp_path, tmp_path.parent) == {}
+
+
+def test_a_sessions_data_link_is_the_commit_that_held_it_before_and_after_it_is_kept(tmp_path):
+    """Issue 38 (size): a session's data is linked in the repository, not copied into the site. The
+    link is the results file at the last commit that held the session (every sample): the same while
+    the session is the latest and after a later one replaced it, so its page does not change; a
+    session whose results file was never committed links its kept summaries at their commit."""
+    from benchsite.model.catalog import Catalog
+    from benchsite.model.figures import all_figures
+
+    run = functools.partial(subprocess.run, cwd=tmp_path, check=True, capture_output=True, text=True)
+
+    def commit(message: str) -> str:
+        run(["git", "add", "-A"])
+        run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message])
+        return run(["git", "rev-parse", "HEAD"]).stdout.strip()
+
+    def links(*sids):
+        cat = Catalog.build(tmp_path / "results", figures=all_figures(REPO / "bench_scripts"),
+                            bench_dir=tmp_path / "bench_scripts")
+        return [cat.session_data_commit(FIG, REFERENCE, sid) for sid in sids]
+
+    run(["git", "init", "-q"])
+    (tmp_path / "bench_scripts").mkdir()
+    source, csv = REPO / "results" / REFERENCE / f"{STEM}.csv", f"results/{REFERENCE}/{STEM}.csv"
+    path = rewrite(source, tmp_path / csv, "20990101T000000Z-aaa1")
+    first = commit("first session")
+    assert links("20990101T000000Z-aaa1") == [(csv, first)]
+    # make bench keeps the session and writes the next; both are committed together.
+    archive.archive(path, tmp_path / "results")
+    rewrite(source, path, "20990102T000000Z-aaa2")
+    second = commit("second session")
+    assert links("20990101T000000Z-aaa1", "20990102T000000Z-aaa2") == [(csv, first), (csv, second)]
+    # A session measured and replaced before its results file was committed: its kept summaries.
+    archive.archive(path, tmp_path / "results")
+    rewrite(source, path, "20990103T000000Z-aaa3")
+    archive.archive(path, tmp_path / "results")
+    rewrite(source, path, "20990104T000000Z-aaa4")
+    fourth = commit("third and fourth sessions")
+    summaries = f"results/{REFERENCE}/sessions/20990103T000000Z-aaa3/{STEM}.csv.gz"
+    assert links("20990101T000000Z-aaa1", "20990102T000000Z-aaa2", "20990103T000000Z-aaa3",
+                 "20990104T000000Z-aaa4") == [(csv, first), (csv, second), (summaries, fourth), (csv, fourth)]
+    rewrite(source, path, "20990105T000000Z-aaa5")  # not committed: no link
+    assert links("20990105T000000Z-aaa5") == [None]

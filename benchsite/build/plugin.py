@@ -708,7 +708,10 @@ class _Writer:
             return None
         # The machine page and every session page of a pair share all but their text: hashed once.
         pair = cat.memo(("page-key", fig.id, machine), lambda: self.pair_digest(fig, machine))
-        return hashlib.sha256(f"{pair}\0{file.src_uri}\0{text}".encode()).hexdigest()
+        # A session's page links its data at the commit that holds it (where there is a repository address).
+        data = (cat.session_data_commit(fig.id, machine, parts[3])
+                if len(parts) == 4 and urls.public_base(self.config.get("repo_url") or "") else None)
+        return hashlib.sha256(f"{pair}\0{file.src_uri}\0{text}\0{data!r}".encode()).hexdigest()
 
     def covered_reads(self, file: DirectPage) -> set[str]:
         """What a written page may read under ``docs/``: what :meth:`key` hashes (a machine or

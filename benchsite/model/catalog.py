@@ -231,6 +231,78 @@ class Catalog:
             return None
         return (rel, commits[rel]) if rel in commits else None
 
+    def session_data_commit(self, fig_id: str, machine: str, sid: str) -> tuple[str, str] | None:
+        """(path in the repository, commit) of one session's data as committed, to link instead of
+        copying it into the site (issue 38's size decision): the results file at the last commit
+        that held the session (every sample), else a kept session's summaries at their commit, else
+        None (not committed as it is: a local run, no git). The latest session's link stays the
+        same after it is kept (the commit that held it then), so its page does not change."""
+        csv = self._repo_path(self.csv_path(fig_id, machine))
+        if csv is None:
+            return None
+        kept = self.kept(machine, self.figures[fig_id].stem).get(sid)
+        if kept is None:  # the latest (a page is made only for a kept session or the latest)
+            return self.data_commit(fig_id, machine)
+        summary = self._repo_path(kept[0])
+        if summary is None:
+            return None
+        held = self.memo(("kept-data",), self._kept_data)
+        if (csv, sid) in held:
+            return csv, held[(csv, sid)]
+        last = self._data_history()[0]
+        return (summary, last[summary]) if summary in last else None
+
+    def _repo_path(self, path: Path) -> str | None:
+        try:
+            return path.resolve().relative_to(self.bench_dir.parent.resolve()).as_posix()
+        except ValueError:
+            return None
+
+    def _data_history(self) -> tuple:
+        from benchsite.core import gitdata
+
+        return self.memo(("data-history",), lambda: gitdata.data_history(self.bench_dir.parent, self.results))
+
+    def _kept_data(self) -> dict[tuple[str, str], str]:
+        """(results file, kept session) -> the newest commit of the file from before the session's
+        summaries were kept (kept and replaced in one commit, or the commit before), checked to
+        hold the session: every kept session at once, one ``git cat-file`` for those no earlier
+        build checked (what a commit holds never changes: each answer is kept on disk)."""
+        _, history, commits = self._data_history()
+        candidates: list[list[tuple[str, str, str]]] = []
+        for (machine, stem), kept in sorted(self.kept_files().items()):
+            csv = self._repo_path(layout.results_file(self.results, machine, stem))
+            for sid, (summary, _) in sorted(kept.items()):
+                rel = self._repo_path(summary)
+                if csv is not None and rel in history:
+                    added = history[rel][-1]  # the oldest commit that changed the summaries: when they were kept
+                    candidates.append([(commits[i], csv, sid) for i in history.get(csv, ()) if i >= added][:2])
+        out: dict[tuple[str, str], str] = {}
+        for turn in (0, 1):  # the newest candidate of each, then the one before it where that did not hold it
+            asked = [c[turn] for c in candidates if len(c) > turn and c[turn][1:] not in out]
+            for commit, csv, sid in self._held(asked):
+                out[(csv, sid)] = commit
+        return out
+
+    def _held(self, asked: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """Those of ``asked`` (commit, path, session) that hold the session (``gitdata.holding``),
+        each answer kept on disk: what a commit holds never changes."""
+        from benchsite.core import gitdata
+
+        found: dict[tuple[str, str, str], bool] = {}
+        stored = {item: cachefile.entry("session-data", repr(item)) for item in asked} if self.disk else {}
+        for item, path in stored.items():
+            value = cachefile.read(path)
+            if isinstance(value, bool):
+                found[item] = value
+        missing = [item for item in asked if item not in found]
+        held = gitdata.holding(self.bench_dir.parent, missing)
+        for item in missing:
+            found[item] = item in held
+            if item in stored:
+                cachefile.write(stored[item], found[item])
+        return [item for item in asked if found[item]]
+
     def role(self, machine: str) -> str:
         """What a machine is to this build: "reference" (the declared machine), "measured here" (the
         machine a local run asked the prose to quote), or "" (a contributed folder)."""

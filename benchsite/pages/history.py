@@ -130,8 +130,12 @@ def session_marker(args: list[str], ctx: Context) -> str:
         raise ValueError(f"no session {sid} of {fig.id} on {machine}")
     # The page, kept with the build's finished HTML by what it is made from (the session's digest)
     # and where it links from.
-    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/"), at.role))
-    return intro + ctx.cache.html_block(ctx.cache.block("session-page", key, lambda: session_view.page(fig, s, at)))
+    # Its data in the repository at the commit that holds it (issue 38: linked, not copied into the site).
+    committed = cat.session_data_commit(fig.id, machine, sid) if at.repo else None
+    data_url = f"{at.repo}/blob/{committed[1]}/{committed[0]}" if committed else ""
+    key = "\0".join((s.digest, ctx.src_uri, ctx.site_url, ctx.repo_url, ctx.link("x/"), at.role, data_url))
+    return intro + ctx.cache.html_block(ctx.cache.block("session-page", key,
+                                                        lambda: session_view.page(fig, s, at, data_url)))
 
 
 # --- what changed on a machine -------------------------------------------------------------

@@ -99,7 +99,7 @@ def cite(fig: Figure, s: Session, at: Where, state: str = "", download: str = ""
         f"script    {fig.script_rel} sha256 {s.values('script_sha256', 12)}" + (f" ({state})" if state else "")
         if fig.compare is None else f"code      recorded by {fig.compare.made_by}: " + ", ".join(
             f"{v.variant} = {v.target} sha256 {v.sha256[:12]}" for v in fig.compare.versions),
-        f"data      {data_url} (every sample)" if data_url else
+        f"data      {data_url} ({'per-run summaries' if '/sessions/' in data_url else 'every sample'})" if data_url else
         f"data      results/{s.machine}/{fig.stem}.csv (every sample) while this is the latest session, "
         f"then results/{s.machine}/sessions/{s.id}/ (per-run summaries)",
         f"url       {url}",
@@ -165,7 +165,8 @@ def panel(fig: Figure, s: Session, at: Where) -> str:
                         recorded=recorded, made_by=fig.compare.made_by if fig.compare is not None else ""))
 
 
-def page(fig: Figure, s: Session, at: Where) -> str:
-    """A session's page: its panel, then the block to cite it by (open)."""
-    return panel(fig, s, at) + "\n" + str(template("cite.html", open=True, **cite(fig, s, at)))
+def page(fig: Figure, s: Session, at: Where, data_url: str = "") -> str:
+    """A session's page: its panel, then the block to cite it by (open), with a link to its data in the
+    repository at the commit that holds it (``data_url``; none where there is no such commit)."""
+    return panel(fig, s, at) + "\n" + str(template("cite.html", open=True, **cite(fig, s, at, data_url=data_url)))
 
