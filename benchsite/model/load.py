@@ -162,6 +162,9 @@ def _split(path: Path) -> _Records:
 def split(text: str, where: str) -> _Records:
     """A CSV text's header and records, each with the line it ends on; a file with no header is
     refused at ``where``:1, a syntax error later is kept in ``broken`` (the records before it are read)."""
+    quick = _split_quick(text)
+    if quick is not None:
+        return _Records(quick[0], quick[1:], list(range(2, len(quick) + 1)))
     lines = text.splitlines(keepends=True)
     reader = csv.reader(lines, strict=True)
     try:
@@ -191,6 +194,38 @@ def split(text: str, where: str) -> _Records:
         read_to = f" (read on to line {reader.line_num})" if reader.line_num > start else ""
         out.broken = f"{start}: malformed CSV in the record that starts here{read_to}: {err}"
     return out
+
+
+# What splits a line besides "\n" (str.splitlines), and what csv reads other than text: a file
+# without any of them has one record a line, and a line without a quote is its cells split at commas.
+_NOT_QUICK = ("\r", "\x00", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _split_quick(text: str) -> list[list[str]] | None:
+    """Every record of ``text`` (the header first) as :func:`split` reads it, without the ``csv``
+    module's reading of each character, when each line is one record: lines with no quote split at
+    their commas, those with one read by ``csv`` (each a record of its own, or None). None also
+    for text that holds what :data:`_NOT_QUICK` names or a line as long as csv's field limit:
+    :func:`split` reads those with ``csv`` alone (and names the line of any error)."""
+    if any(c in text for c in _NOT_QUICK):  # ten quick scans, quicker than one regular expression
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    if not lines or max(map(len, lines)) >= csv.field_size_limit():
+        return None
+    records = [line.split(",") if line else [] for line in lines]  # csv reads a blank line as []
+    quoted = [i for i, line in enumerate(lines) if '"' in line]
+    if quoted:
+        try:
+            read = list(csv.reader([lines[i] for i in quoted], strict=True))
+        except csv.Error:
+            return None
+        if len(read) != len(quoted):  # a quoted cell went on past its line
+            return None
+        for i, record in zip(quoted, read):
+            records[i] = record
+    return records
 
 
 Check = tuple[np.ndarray, Callable[[int], str]]  # rows that break a rule, and the message for one of them
@@ -247,18 +282,48 @@ def cell(col: str, text: str, rules: Rules = RESULTS) -> tuple[object, str | Non
 
 
 Columns = dict[str, np.ndarray]  # column -> one value a row (object arrays of text, or typed values)
-SHORT = 64  # up to this many rows, a dict finds a column's distinct values quicker than pandas does
+
+
+def _factor(values: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Each row's index into the column's distinct values, and those values (in the order first
+    seen) -> their index. A provenance column holds one text on every row (compared with the
+    first, not hashed), a column of times a new one on every row (one dict, no lookups)."""
+    seq = values.tolist()
+    if seq and seq.count(seq[0]) == len(seq):  # one value on every row: compared, not hashed
+        return np.zeros(len(seq), dtype=np.intp), {seq[0]: 0}
+    seen = dict.fromkeys(seq)
+    if len(seen) == len(seq):
+        codes = np.arange(len(seq), dtype=np.intp)
+    elif len(seen) == 1:
+        codes = np.zeros(len(seq), dtype=np.intp)
+    else:
+        codes = None
+    for i, value in enumerate(seen):
+        seen[value] = i
+    if codes is None:
+        codes = np.fromiter(map(seen.__getitem__, seq), dtype=np.intp, count=len(seq))
+    return codes, seen
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, list]:
-    """Each row's index into the column's distinct values, and those values in the order first
-    seen. Pandas' factorize for a long column; a kept session's few rows would spend most of their
-    time in its set-up."""
-    if len(values) > SHORT:
-        codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
-        return codes, list(uniques)
-    seen: dict[object, int] = {}
-    return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=np.intp), list(seen)
+    """Each row's index into the column's distinct values, and those values in the order first seen."""
+    codes, seen = _factor(values)
+    return codes, list(seen)
+
+
+def _all_match(pattern: re.Pattern, texts: list[str]) -> bool:
+    """Whether every text fully matches ``pattern``, asked of them joined in one match (a column of
+    times holds as many distinct texts as rows) when no text holds the separator."""
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:  # a text holds the separator: one at a time
+        return all(map(pattern.fullmatch, texts))
+    return _JOINED[pattern].fullmatch(joined) is not None
+
+
+# Each text an atomic group: a match of one is never taken apart again when a later one fails
+# (else a failing column would be tried in exponentially many ways). A text that matches the pattern
+# matches it greedily to its end, so the joined texts match exactly when every text does.
+_JOINED = {pattern: re.compile(f"(?>{pattern.pattern})(?:\0(?>{pattern.pattern}))*") for pattern in (_INT, _DECIMAL)}
 
 
 def _numbers(col: str, uniques: list, rules: Rules) -> list | None:
@@ -268,7 +333,7 @@ def _numbers(col: str, uniques: list, rules: Rules) -> list | None:
     integer = col in rules.ints
     if col in rules.bools or not (integer or col in rules.floats) or not uniques:
         return None
-    if not all(map((_INT if integer else _DECIMAL).fullmatch, uniques)):  # "" and nan, inf fail here
+    if not _all_match(_INT if integer else _DECIMAL, uniques):  # "" and nan, inf fail here
         return None
     values = list(map(int if integer else float, uniques))
     low, high = min(values), max(values)
@@ -281,30 +346,46 @@ def _numbers(col: str, uniques: list, rules: Rules) -> list | None:
     return values
 
 
+def _none(i: int) -> None:
+    return None
+
+
 def _column(col: str, texts: np.ndarray, rules: Rules = RESULTS) -> tuple[Check, np.ndarray]:
     """The rows whose cell breaks a rule (:func:`cell`), and the column's typed values.
 
     Each rule runs once per distinct text (a provenance column holds one or a few
     on every row) and the answer is spread back to the rows: every row is checked,
     at the cost of its distinct values."""
-    codes, uniques = _distinct(texts)
+    codes, seen = _factor(texts)
+    uniques = list(seen)
     numbers = _numbers(col, uniques, rules)
-    read = [(v, None) for v in numbers] if numbers is not None else [cell(col, u, rules) for u in uniques]
+    if numbers is not None:  # every text a number that breaks no rule
+        clean = (np.zeros(len(codes), dtype=bool), _none)
+        return clean, np.array(numbers, dtype=np.int64 if col in rules.ints else float)[codes]
+    if col not in rules.bools and col not in rules.ints and col not in rules.floats:
+        # Text: each distinct value once, every row holding that one object. A provenance column
+        # repeats one string on thousands of rows; stored once, the frame pickles into the build
+        # cache a fraction of the size and speed, and every set of its values is quicker. The one
+        # rule of text: not empty, unless the column may be.
+        typed_u = np.empty(len(uniques), dtype=object)
+        typed_u[:] = uniques
+        bad_u = np.zeros(len(uniques), dtype=bool)
+        if "" in seen:
+            if col in rules.nullable:
+                typed_u[seen[""]] = None
+            else:
+                bad_u[seen[""]] = True
+        why = f"column {col!r} is empty"
+        return (bad_u[codes], lambda i: why if bad_u[codes[i]] else None), typed_u[codes]
+    read = [cell(col, u, rules) for u in uniques]
     why_u = [why for _, why in read]
     bad_u = np.array([why is not None for why in why_u], dtype=bool)
     check = (bad_u[codes], lambda i: why_u[codes[i]])
-    empty_u = np.array([u == "" for u in uniques], dtype=bool)
+    empty = "" in seen
     if col in rules.bools:
         typed_u = np.array([value for value, _ in read], dtype=object)
-        return check, typed_u[codes] if bad_u.any() or empty_u.any() else typed_u[codes].astype(bool)
-    if col not in rules.ints and col not in rules.floats:
-        # Text: each distinct value once, every row holding that one object. A provenance column
-        # repeats one string on thousands of rows; stored once, the frame pickles into the build
-        # cache a fraction of the size and speed, and every set of its values is quicker.
-        typed_u = np.empty(len(uniques), dtype=object)
-        typed_u[:] = [None if u == "" and col in rules.nullable else u for u in uniques]
-        return check, typed_u[codes]
-    if col in rules.ints and not bad_u.any() and not empty_u.any():
+        return check, typed_u[codes] if bad_u.any() or empty else typed_u[codes].astype(bool)
+    if col in rules.ints and not bad_u.any() and not empty:
         return check, np.array([v for v, _ in read], dtype=np.int64)[codes]
     return check, np.array([np.nan if v is None else float(v) for v, _ in read], dtype=float)[codes]
 
@@ -353,8 +434,10 @@ def duplicate_check(columns: Columns, key: list[str], where: str, lines: list[in
                     what: Callable[[tuple], str]) -> Check:
     """Rows whose ``key`` columns repeat an earlier row's: "duplicate <what(key)>, first seen at
     ``where``:line"."""
-    first: dict[tuple, int] = {}
     keys = list(zip(*(columns[c].tolist() for c in key)))
+    if len(set(keys)) == len(keys):  # none repeats (the usual file): no row to look up
+        return np.zeros(len(keys), dtype=bool), _none
+    first: dict[tuple, int] = {}
     earlier = [first.setdefault(k, i) for i, k in enumerate(keys)]
     return (np.array(earlier) != np.arange(len(keys)),
             lambda i: f"duplicate {what(keys[i])}, first seen at {where}:{lines[earlier[i]]}")
@@ -411,19 +494,33 @@ def _raw_columns(rec: _Records, columns: tuple[str, ...], upgrade: dict[str, str
     """The records' texts by column, in ``columns``' order (those the header lacks hold what
     ``upgrade`` says), and which records had the wrong field count."""
     width = len(rec.header)
-    short = np.array([len(r) != width for r in rec.rows], dtype=bool)
+    short = np.fromiter(map(len, rec.rows), dtype=np.intp, count=len(rec.rows)) != width
     rows = rec.rows if not short.any() else [r if len(r) == width else (r + [""] * width)[:width]
                                                for r in rec.rows]
-    by_name = dict(zip(rec.header, (np.array(c, dtype=object) for c in zip(*rows))))
+    table = np.empty((len(rows), width), dtype=object)  # one array of every cell (a list of lists
+    table[:] = rows  # of one length fills it row by row); each column a view of it
+    by_name = {name: table[:, j] for j, name in enumerate(rec.header)}
     return {c: by_name[c] if c in by_name else np.full(len(rows), upgrade[c], dtype=object) for c in columns}, short
 
 
-def frame_of(columns: Columns) -> pd.DataFrame:
+def frame_of(columns: dict[str, np.ndarray | pd.Series]) -> pd.DataFrame:
     """Typed columns as a frame: numbers and flags as their arrays, anything else as objects (an
-    array of text as it is: pandas would read it as strings)."""
-    index = pd.RangeIndex(len(next(iter(columns.values()))))
-    return pd.DataFrame({col: pd.Series(a, index=index, dtype=object) if a.dtype == object else a
-                         for col, a in columns.items()}, index=index)
+    array of text as it is: pandas would read it as strings), a Series as it is; one block per
+    dtype, not one per column: every filter, slice and unpickling of the frame (each pair's table,
+    chart, sessions and pages) handles a handful of arrays instead of ~60."""
+    rows = len(next(iter(columns.values())))
+    index = pd.RangeIndex(rows)
+    texts = [c for c, a in columns.items() if isinstance(a, np.ndarray) and a.dtype == object]
+    parts = []
+    if texts:  # the text columns as one array, given as objects (pandas would read them as strings)
+        block = np.empty((len(texts), rows), dtype=object)
+        for j, col in enumerate(texts):
+            block[j] = columns[col]
+        parts.append(pd.DataFrame(block.T, index=index, columns=texts, dtype=object, copy=False))
+    if len(texts) < len(columns):
+        parts.append(pd.DataFrame({c: a for c, a in columns.items() if c not in set(texts)}, index=index))
+    frame = parts[0] if len(parts) == 1 else pd.concat(parts, axis=1)
+    return frame if frame.columns.tolist() == list(columns) else frame[list(columns)]
 
 
 Records = Callable[[list[str], list[list[str]]], None]  # (header, rows) of a file that validated
@@ -464,6 +561,10 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
     when every record is on one line: then they are the records ``archive.read_raw`` reads. A
     cell that spans lines can read differently there (this reads with universal newlines, so a
     quoted ``\r\n`` is ``\n`` here), and such a file is left to ``read_raw``."""
+    return frame_of(_validated(file, records))  # every column typed, in schema order
+
+
+def _validated(file: ResultFile, records: Records | None = None) -> Columns:
     if not LABEL_RE.match(file.machine):
         raise ResultsError(f"{file.path}:1: folder name {file.machine!r} is not a machine label "
                            "(lower-case letters, digits, '.', '_' and '-')")
@@ -474,7 +575,7 @@ def validate(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
                        lambda raw, typed: _row_checks(raw, file, version, rec.lines), UPGRADES.get(version))
     if records is not None and rec.lines[-1] == len(rec.rows) + 1:  # one line per record
         records(rec.header, rec.rows)
-    return frame_of(typed)  # every column typed, in schema order
+    return typed
 
 
 def _stored(file: ResultFile, cache: Path) -> Path | None:
@@ -534,17 +635,17 @@ def param_columns(params: pd.Series) -> dict[str, pd.Series]:
     """``p_<key>`` -> that key's value on each row (None where a row's params lack it), for
     every key of the ``params`` texts: what a figure groups rows by. Each distinct text is
     parsed once."""
-    text = params.fillna("")
-    parsed_texts = {t: parse_params(t or "") for t in text.unique()}
-    parsed = text.map(parsed_texts)
-    return {f"p_{key}": parsed.map(lambda p, k=key: p.get(k))
-            for key in sorted({k for p in parsed_texts.values() for k in p})}
+    codes, seen = _factor(params.to_numpy(dtype=object))
+    parsed = [parse_params(t if isinstance(t, str) else "") for t in seen]  # an empty cell reads None
+    out = {}
+    for key in sorted({k for p in parsed for k in p}):
+        values = np.empty(len(parsed), dtype=object)
+        values[:] = [p.get(key) for p in parsed]
+        out[f"p_{key}"] = pd.Series(values[codes], index=params.index)  # text, as pandas reads it
+    return out
 
 
 def _load(file: ResultFile, records: Records | None = None) -> pd.DataFrame:
-    frame = validate(file, records)
-    for col, values in param_columns(frame["params"]).items():
-        frame[col] = values
-    # One block per dtype, not one per column: every filter, slice and unpickling of this frame
-    # (each pair's table, chart, sessions and pages) handles a handful of arrays instead of ~60.
-    return frame.copy()
+    columns: dict[str, np.ndarray | pd.Series] = dict(_validated(file, records))
+    columns.update(param_columns(pd.Series(columns["params"], dtype=object)))
+    return frame_of(columns)
