@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from benchkit import results
+from benchkit.archive import quantile
 from benchsite.build.buildcache import BuildCache
 from benchsite.model import stats, table
 from benchsite.model.catalog import Catalog
@@ -81,6 +82,35 @@ def test_run_medians_and_summaries_are_what_pandas_computes():
     empty = pd.DataFrame({"run": np.array([], dtype=np.int64), "x": np.array([])})
     pd.testing.assert_series_equal(stats.run_medians(empty, "x"), empty.groupby("run")["x"].median())
     assert math.isnan(stats.summarize(pd.Series([float("nan")])).median)
+
+
+def test_within_spreads_are_the_quartile_rule_of_each_run_to_the_bit():
+    """``stats.within_spreads`` takes every (variant, run)'s quartiles at once: the numbers of
+    ``benchkit.archive.quantile`` (the rule the kept sessions were written with) asked of each run's
+    sorted samples in turn, to the bit: runs of 1 to 9 samples (under four is no spread), ties, a
+    zero median, variants in any order."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        parts = [(v, r, rng.integers(1, 10)) for v in rng.permutation(["a", "b", "c"])[:rng.integers(1, 4)]
+                 for r in rng.choice(20, size=rng.integers(1, 6), replace=False)]
+        rows = [(v, int(r), float(t)) for v, r, n in parts
+                for t in np.round(rng.lognormal(-9, 0.5, size=n), int(rng.integers(6, 12)))]
+        if rng.random() < 0.2:
+            rows += [(rows[0][0], 99, 0.0)] * 5  # a zero median: no spread
+        frame = pd.DataFrame(rows, columns=["variant", "run", "time_s"]).sample(frac=1, random_state=1)
+        expected = {}
+        for variant in dict.fromkeys(frame["variant"]):
+            fracs = []
+            for _, part in sorted(frame[frame["variant"] == variant].groupby("run")["time_s"]):
+                ordered = sorted(part.tolist())
+                mid = float(quantile(ordered, 0.5))
+                fracs.append(float("nan") if len(ordered) < stats.MIN_WITHIN_SAMPLES or mid == 0
+                             else float(quantile(ordered, 0.75) - quantile(ordered, 0.25)) / mid)
+            kept = [f for f in fracs if f == f]
+            expected[variant] = float(np.median(kept)) if kept else float("nan")
+        got = stats.within_spreads(frame)
+        assert list(got) == list(expected)
+        np.testing.assert_equal(list(got.values()), list(expected.values()))
 
 
 def test_a_rows_ratio_and_verdict_pair_only_the_runs_both_variants_have(tmp_path):

@@ -390,8 +390,13 @@ class Catalog:
         try:
             if not self.disk:
                 return Table.of(frame, fig, sha)
-            return cached("table", repr((digest, machine, repr(fig), repr(sha))),
-                          lambda: Table.of(frame, fig, sha).detached()).attached(frame)
+            made: list[Table] = []  # the table made here (a cold build), not taken apart and put back
+
+            def make() -> Table:
+                made.append(Table.of(frame, fig, sha))
+                return made[0].detached()
+            stored = cached("table", repr((digest, machine, repr(fig), repr(sha))), make)
+            return made[0] if made else stored.attached(frame)
         except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
             self.errors[(fig_id, machine)] = f"{path}:1: {err}"
             del self.frames[(fig_id, machine)]

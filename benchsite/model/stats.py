@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from benchkit import verdicts
-from benchkit.archive import quantile  # the rule the kept session summaries' quartiles were written with
 from benchkit.verdicts import (  # the paired and equivalence rules: one implementation, shared with benchkit
     EQUIV_ALPHA,
     MIN_EFFECT,
@@ -155,14 +154,23 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
     order = np.lexsort((times, runs, key_codes))
     codes, runs, times = key_codes[order], runs[order], times[order]
     starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (runs[1:] != runs[:-1])])
+    sizes = np.diff(np.r_[starts, times.size])
+
+    def quantiles(q: float) -> np.ndarray:
+        # benchkit.archive.quantile (the rule the kept sessions' quartiles were written with) of
+        # every (key, run) part at once, step for step: the same numbers
+        h = (sizes - 1) * q
+        lo = h.astype(np.intp)  # int(h): h is not negative
+        hi = np.minimum(lo + 1, sizes - 1)
+        return times[starts + lo] + (h - lo) * (times[starts + hi] - times[starts + lo])
+
+    mid = quantiles(0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (quantiles(0.75) - quantiles(0.25)) / mid
+    frac[(sizes < MIN_WITHIN_SAMPLES) | (mid == 0)] = np.nan
     fracs: list[list[float]] = [[] for _ in keys]
-    for start, stop in zip(starts, np.r_[starts[1:], times.size]):
-        part = times[start:stop]
-        mid = float(quantile(part, 0.5))
-        if part.size < MIN_WITHIN_SAMPLES or mid == 0:
-            fracs[codes[start]].append(float("nan"))
-        else:
-            fracs[codes[start]].append(float(quantile(part, 0.75) - quantile(part, 0.25)) / mid)
+    for code, value in zip(codes[starts].tolist(), frac.tolist()):
+        fracs[code].append(value)
     out = {}
     for code in np.argsort(first, kind="stable"):  # in order of first appearance
         kept = [v for v in fracs[code] if v == v]

@@ -134,7 +134,8 @@ class Table:
     @classmethod
     def of(cls, frame: pd.DataFrame, fig: Figure, current: CodeHash | None = None) -> Table:
         """The table of ``frame``; ``current`` (today's code hashes) decides staleness."""
-        timed = frame[frame["variant"].isin(fig.variants)]  # rows of other variants feed markers only
+        timed = frame["variant"].isin(fig.variants)  # rows of other variants feed markers only
+        timed = frame if timed.all() else frame[timed]
         rows = tuple(_row(label, part, fig) for label, part in groups(timed, fig))
         machine = str(frame["machine"].iloc[0])
         return cls(fig, machine, frame, rows, _spreads(rows, fig),
