@@ -149,7 +149,9 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
     """For each ``by`` value, the median over runs of each run's IQR / median; NaN where runs
     have fewer than ``MIN_WITHIN_SAMPLES`` samples (a wall time, a first call: one value a run).
     One sort for all of them: a table asks this of every cell."""
-    keys, first, key_codes = np.unique(frame[by].to_numpy(), return_index=True, return_inverse=True)
+    seen: dict = {}  # each key's code, in order of first appearance (no sort of the keys' texts)
+    key_codes = np.fromiter(map(lambda v: seen.setdefault(v, len(seen)), frame[by].tolist()), dtype=np.intp,
+                            count=len(frame))
     runs, times = frame["run"].to_numpy(), frame["time_s"].to_numpy(dtype=float)
     order = np.lexsort((times, runs, key_codes))
     codes, runs, times = key_codes[order], runs[order], times[order]
@@ -168,14 +170,13 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = (quantiles(0.75) - quantiles(0.25)) / mid
     frac[(sizes < MIN_WITHIN_SAMPLES) | (mid == 0)] = np.nan
-    fracs: list[list[float]] = [[] for _ in keys]
+    fracs: list[list[float]] = [[] for _ in seen]
     for code, value in zip(codes[starts].tolist(), frac.tolist()):
         fracs[code].append(value)
     out = {}
-    for code in np.argsort(first, kind="stable"):  # in order of first appearance
+    for key, code in seen.items():  # in order of first appearance
         kept = [v for v in fracs[code] if v == v]
-        out[keys[code].item() if hasattr(keys[code], "item") else keys[code]] = \
-            float(np.median(kept)) if kept else float("nan")
+        out[key] = float(np.median(kept)) if kept else float("nan")
     return out
 
 
