@@ -66,6 +66,23 @@ class Session:
             memo[(col, width)] = ", ".join(sorted({v[:width] for v in memo[col]})) or "—"
         return memo[(col, width)]
 
+    def per_run(self, col: str) -> list:
+        """The first value of ``col`` in each run that has one (as ``groupby("run")[col].first()``:
+        empty cells skipped), in run order, with None for a run that has none. Every page and step
+        asks a few columns of each session; a grouping each time dominated their time."""
+        memo = self.__dict__.setdefault("_per_run", {})  # a frozen dataclass: not through setattr
+        if col not in memo:
+            runs = self.frame["run"].to_numpy()
+            values = self.frame[col].to_numpy()
+            order, inverse = np.unique(runs, return_inverse=True)
+            present = np.flatnonzero(~pd.isna(values))
+            groups, first = np.unique(inverse[present], return_index=True)
+            found: list = [None] * len(order)
+            for group, at in zip(groups.tolist(), present[first].tolist()):
+                found[group] = values[at]
+            memo[col] = found
+        return memo[col]
+
     def within(self, variant: str, row_label: str) -> float:
         """Median over runs of IQR / median, from the kept quartiles (NaN: too few samples)."""
         memo = self.__dict__.setdefault("_within", {})  # per row: every variant is asked in turn
@@ -141,11 +158,11 @@ ENV_FIELDS = (
 
 
 def _load(s: Session) -> str:
-    values = s.frame.groupby("run")["load_avg_1m"].first().dropna()
-    if values.empty:
+    values = np.array([v for v in s.per_run("load_avg_1m") if v is not None], dtype=float)
+    if not values.size:
         return "—"
     low, high = f"{values.min():g}", f"{values.max():g}"
-    return f"{values.median():g}" + ("" if low == high else f" [{low}..{high}]")
+    return f"{np.median(values):g}" + ("" if low == high else f" [{low}..{high}]")
 
 
 def env_diff(old: Session, new: Session) -> list[tuple[str, str, str]]:

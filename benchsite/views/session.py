@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
+
 from benchsite.core import urls
 from benchsite.core.urls import session_path
 from benchsite.model import metrics, stats
@@ -43,17 +45,21 @@ def _spreads(s: Session) -> list[dict]:
 
 def _provenance(s: Session) -> list[tuple[str, str]]:
     frame = s.frame
-    firsts = frame.groupby("run")[sorted(render.PER_RUN_FIELDS)].first()  # one grouping for every field
     rows = []
     for col, label in render.PROVENANCE_FIELDS:
-        per_run = firsts[col] if col in render.PER_RUN_FIELDS else None
-        if per_run is not None and per_run.nunique(dropna=False) > 1:
-            rows.append((label, "by run: " + ", ".join("—" if v != v or v is None else str(v) for v in per_run)))
+        per_run = s.per_run(col) if col in render.PER_RUN_FIELDS else None
+        if per_run is not None and _distinct_count(per_run) > 1:
+            rows.append((label, "by run: " + ", ".join("—" if v is None or v != v else str(v) for v in per_run)))
         else:
             rows.append((label, s.values(col)))
     rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {int(frame['samples'].sum())} samples in all "
                                    "(kept as per-run summaries)"))
     return rows
+
+
+def _distinct_count(values: list) -> int:
+    """How many distinct values, an empty one (None) counted as one (``nunique(dropna=False)``)."""
+    return len({v for v in values if v is not None}) + (None in values)
 
 
 def _commits(s: Session, base: str) -> list[dict]:
@@ -141,14 +147,24 @@ def cite_latest(fig: Figure, machine: str, s: Session | None, at: Where, state: 
             "markdown": f"[{fig.id} on {machine}]({url})"}
 
 
+def _samples_per_cell(s: Session) -> list[int]:
+    """The sample count of each run's variant at each params (the first row of each, as
+    ``groupby(["run", "variant", "params"], dropna=False)["samples"].first()``)."""
+    frame = s.frame
+    found: dict[tuple, int] = {}
+    for key in zip(frame["run"].tolist(), frame["variant"].tolist(), frame["params"].tolist(),
+                   frame["samples"].tolist()):
+        found.setdefault((key[0], key[1], None if pd.isna(key[2]) else key[2]), int(key[3]))
+    return list(found.values())
+
+
 def panel(fig: Figure, s: Session, at: Where) -> str:
     tab = s.table
-    per_cell = s.frame.groupby(["run", "variant", "params"], dropna=False)["samples"].first()
+    per_cell = _samples_per_cell(s)
     first = s.frame.iloc[0]
     meta = {"machine": s.machine, "platform": first["platform"], "device_kind": first["device_kind"],
             "jax": s.values("jax_version"), "date": s.date, "boundary": s.values("boundary"),
-            "runs": s.frame["run"].nunique(), "samples": fmt.count_span(int(per_cell.min()), int(per_cell.max()),
-                                                                       "sample"),
+            "runs": s.frame["run"].nunique(), "samples": fmt.count_span(min(per_cell), max(per_cell), "sample"),
             # Processes per run: the kept summaries do not keep them (archive._PER_SAMPLE), and the page
             # says so rather than ask today's script (the page would then change with the script).
             "processes": None, "unmeasured": tab.unmeasured}
