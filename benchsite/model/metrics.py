@@ -81,21 +81,29 @@ def by_variant(rows: pd.DataFrame, name: str) -> dict[str, stats.Summary | None]
 
 
 def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, stats.Summary | None]]:
-    """:func:`summary` of each variant's rows, for each frame of ``parts`` (a table's rows), from
-    one groupby over all of them (``Table.metric``; a claim asks one row through ``by_variant``)."""
-    if not parts:
-        return []
+    """:func:`summary` of each variant's rows (variants in sorted order), for each frame of ``parts``
+    (a table's rows; ``Table.metric``; a claim asks one row through ``by_variant``). The numbers of a
+    ``groupby(["variant", "run"]).median()`` and :meth:`Metric.from_medians`, in numpy
+    (``stats.per_run_median``): a session's page asks it of every table, and pandas' set-up was
+    most of its time."""
     metric = get(name)
-    cols = ["variant", "run", *metric.columns]
-    joined = pd.concat([part[cols] for part in parts], ignore_index=True)
-    joined["_part"] = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
-    medians = joined.groupby(["_part", "variant", "run"])[metric.columns].median()
-    values = metric.from_medians(medians)
-    out: list[dict[str, stats.Summary | None]] = [{} for _ in parts]
-    for i, variant in dict.fromkeys(medians.index.droplevel("run")):
-        out[i][variant] = None
-    for (i, variant), per_run in values.groupby(level=["_part", "variant"], sort=False):
-        out[i][variant] = _summary(per_run.droplevel(["_part", "variant"]))
+    out: list[dict[str, stats.Summary | None]] = []
+    for part in parts:
+        found: dict[str, stats.Summary | None] = {}
+        variants, runs = part["variant"].to_numpy(), part["run"].to_numpy()
+        times = part["time_s"].to_numpy(dtype=float)
+        column = times if metric.column == "time_s" else part[metric.column].to_numpy(dtype=float)
+        for variant in sorted(set(variants.tolist())):
+            chosen = variants == variant
+            values = stats.per_run_median(runs[chosen], column[chosen]).to_numpy()
+            if metric.column != "time_s":
+                kept = ~np.isnan(values)
+                values = values[kept]
+                if metric.rate:
+                    values = values / stats.per_run_median(runs[chosen], times[chosen]).to_numpy()[kept]
+                    values = values[~np.isnan(values)]
+            found[variant] = stats.summarize(values) if values.size else None
+        out.append(found)
     return out
 
 
