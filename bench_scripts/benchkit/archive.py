@@ -137,6 +137,24 @@ _PER_SAMPLE = frozenset({"variant", "boundary", "dtype", "shape", "params", "run
                          "detail", *OPTIONAL_NUMBERS})
 
 
+MEDIAN_COLUMNS = ("calls", "compiles", *OPTIONAL_NUMBERS)  # a summary keeps their median (of values present)
+
+
+def cell_stats(times: list[float], calls: list[float], hits: int,
+               present: list[list[float]]) -> list[int | float | None]:
+    """One summary row's numbers (``STAT_COLUMNS``, then ``OPTIONAL_NUMBERS``) of one run's cell: from
+    its samples' times and calls (in the file's order), its cache hits summed, and the values present
+    of each of ``MEDIAN_COLUMNS`` (None: a median of none). :func:`compact` writes them with ``repr``;
+    the site makes the latest session's summaries with this same arithmetic from the rows it has
+    validated, so a session shows the same numbers before and after it is kept."""
+    weighted = sum(t * c for t, c in zip(times, calls))
+    ordered = sorted(times)
+    median = statistics.median(ordered)
+    medians = [statistics.median(values) if values else None for values in present]
+    return [len(times), median, ordered[0], ordered[-1], quantile(ordered, 0.25), quantile(ordered, 0.75),
+            weighted / sum(calls) if sum(calls) else median, *medians[:2], hits, *medians[2:]]
+
+
 def compact(header: list[str], rows: list[list[str]], where: str = "") -> dict[str, tuple[str, str]]:
     """Session id -> (summary CSV text, runs CSV text) of a results file's records.
 
@@ -157,24 +175,17 @@ def compact(header: list[str], rows: list[list[str]], where: str = "") -> dict[s
         cells.setdefault(tuple([row[i] for i in cell_at]), []).append(row)
         runs.setdefault(row[run_at], row)
 
-    def median_of(part: list[list[str]], col: str) -> str:
+    def present(part: list[list[str]], col: str) -> list[float]:
         i = at.get(col)
-        values = [float(r[i]) for r in part if r[i] != ""] if i is not None else []
-        return repr(statistics.median(values)) if values else ""
+        return [float(r[i]) for r in part if r[i] != ""] if i is not None else []
 
     time_at, calls_at, hits_at = at["time_s"], at["calls"], at.get("cache_hits")
 
     def summary(key: tuple[str, ...], part: list[list[str]]) -> list[str]:
-        times = [float(r[time_at]) for r in part]
-        calls = [float(r[calls_at]) for r in part]
-        weighted = sum(t * c for t, c in zip(times, calls))
         hits = sum(int(r[hits_at] or 0) for r in part) if hits_at is not None else 0
-        times.sort()
-        stats = [str(len(part)), repr(statistics.median(times)), repr(times[0]), repr(times[-1]),
-                 repr(quantile(times, 0.25)), repr(quantile(times, 0.75)),
-                 repr(weighted / sum(calls)) if sum(calls) else repr(statistics.median(times)),
-                 median_of(part, "calls"), median_of(part, "compiles"), str(hits)]
-        return [str(SUMMARY_VERSION), *key, *stats, *(median_of(part, c) for c in OPTIONAL_NUMBERS)]
+        stats = cell_stats([float(r[time_at]) for r in part], [float(r[calls_at]) for r in part], hits,
+                           [present(part, c) for c in MEDIAN_COLUMNS])
+        return [str(SUMMARY_VERSION), *key, *("" if v is None else repr(v) for v in stats)]
 
     out = {}
     for session, (cells, runs) in by_session.items():
