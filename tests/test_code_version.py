@@ -17,7 +17,7 @@ import benchsite
 from benchsite.build import parallel, sitesetup
 from benchsite.build.buildcache import BuildCache
 from benchsite.core import cachefile
-from benchsite.model import catalog, load
+from benchsite.model import load
 from conftest import NOTEBOOK_LOG, REPO, edited_tree
 
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -98,7 +98,7 @@ def test_every_cache_key_moves_with_the_code_version(tmp_path, monkeypatch):
         cache.compressed(csv)
         cachefile.cached("demo", "key", lambda: made.append("value") or 1)
         return (load._stored(file, tmp_path / "frames"), parallel.key("job"), sitesetup.digest(config),
-                catalog.latest_store("d" * 64))
+                cachefile.entry("latest-sessions", "d" * 64))
 
     monkeypatch.setattr(cachefile, "code_version", lambda: "one")
     first = keys()

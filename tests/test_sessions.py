@@ -16,6 +16,7 @@ import pytest
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit import archive
+from benchkit.schema import V3_MISSING
 from benchsite.model import catalog, sessions, stats
 from benchsite.model.catalog import Catalog
 from conftest import REFERENCE, REPO
@@ -135,73 +136,84 @@ def test_archiving_twice_writes_the_same_bytes_once(tmp_path):
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]  # machine folders merge by copying
 
 
-def test_the_latest_session_is_compacted_from_the_loaders_records_as_from_the_file(tmp_path, monkeypatch):
-    """A cold build reads each results file once: the loader hands the records it validated to
-    the session cache, which then holds what compacting the file would give, and the history
-    reads that back without reading the file again. Also for a file with CRLF line ends and a
-    quoted cell (csv quoting the archiver's reader and the validator's must agree on)."""
-    from benchkit.layout import ResultFile
-    from benchsite.core import cachefile
-    from benchsite.model import load
+def _as_kept(path):
+    """The frames ``session_files.parse`` makes of what ``archive`` would keep of the file ``path``."""
+    from benchsite.model import session_files
 
-    files = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[:3]
-    crlf = tmp_path / "crlf" / REFERENCE / files[0].name
-    crlf.parent.mkdir(parents=True)
-    text = files[0].read_text(encoding="utf-8").splitlines()
-    head = text[0].split(",")
-    cells = text[1].split(",")
+    return {sid: session_files.parse(summary, runs, (str(path), str(path)), path.parent.name,
+                                     path.name.removesuffix(".csv"), sid)
+            for sid, (summary, runs) in archive.compact_file(path).items()}
+
+
+def _assert_same_frames(want: dict, got: dict, where) -> None:
+    assert list(want) == list(got), where
+    for sid in want:
+        pd.testing.assert_frame_equal(want[sid], got[sid], check_exact=True, obj=f"{where} {sid}")
+        assert list(want[sid].dtypes.astype(str)) == list(got[sid].dtypes.astype(str)), where
+
+
+def test_the_latest_session_from_the_validated_frame_is_the_kept_session(tmp_path):
+    """The history makes the latest session from the frame the loader validated, without writing it
+    as text: the same frame, number for number and type for type, as the session's kept files give
+    once archived. For every committed results file, one with CRLF line ends and a quoted comma, one
+    of schema version 3, and one holding two sessions with a provenance cell empty in one run."""
+    from benchkit.layout import ResultFile, discover
+    from benchsite.model import load, session_files
+
+    for file in discover(REPO / "results"):
+        _assert_same_frames(_as_kept(file.path), session_files.from_results(load.load(file)), file.path)
+
+    folder = tmp_path / REFERENCE
+    folder.mkdir(parents=True)
+    sources = sorted((REPO / "results" / REFERENCE).glob("*.csv"))
+    text = sources[0].read_text(encoding="utf-8").splitlines()
+    head, cells = text[0].split(","), text[1].split(",")
     cells[head.index("xla_flags")] = '"--a=1,--b=2"'  # a comma inside a quoted cell
-    crlf.write_bytes(("\r\n".join([text[0], ",".join(cells), *text[2:]]) + "\r\n").encode())
-    for path in (*files, crlf):
-        want = archive.compact_file(path)
-        digest = cachefile.file_digest(path, None)
-        load.load(ResultFile(path.parent.name, path.name.removesuffix(".csv"), path), None,
-                  records=lambda header, rows, path=path, digest=digest:
-                  catalog.keep_latest_texts(path, digest, header, rows))
-        with monkeypatch.context() as m:
-            m.setattr(archive, "compact_file", lambda _: pytest.fail("the file was compacted again"))
-            assert catalog.latest_texts(path, digest) == want, path
-    assert "--a=1,--b=2" in next(iter(catalog.latest_texts(crlf, cachefile.file_digest(crlf, None)).values()))[1]
+    (folder / sources[0].name).write_bytes(("\r\n".join([text[0], ",".join(cells), *text[2:]]) + "\r\n").encode())
+
+    rows = list(csv.reader(sources[1].open(newline="", encoding="utf-8")))
+    old = [[v for c, v in zip(rows[0], r) if c not in V3_MISSING] for r in rows]  # as schema 3 wrote them
+    version = old[0].index("schema_version")
+    for r in old[1:]:
+        r[version] = "3"
+    _write_csv(folder / sources[1].name, old)
+
+    rows = list(csv.reader(sources[2].open(newline="", encoding="utf-8")))
+    at = {c: i for i, c in enumerate(rows[0])}
+    for k, r in enumerate(rows[1:]):
+        if k >= len(rows) // 2:
+            r[at["session_id"]] = "20261209T000000Z-aaaa"  # a second session in the same file
+        if r[at["run"]] == "1":
+            r[at["mem_total_bytes"]] = ""
+    _write_csv(folder / sources[2].name, rows)
+
+    made = {}
+    for path in sorted(folder.glob("*.csv")):
+        made[path.name] = session_files.from_results(load.load(ResultFile(REFERENCE, path.stem, path)))
+        _assert_same_frames(_as_kept(path), made[path.name], path)
+    assert "--a=1,--b=2" in set(next(iter(made[sources[0].name].values()))["xla_flags"])
+    assert len(made[sources[2].name]) == 2
 
 
-def test_a_cell_spanning_lines_is_compacted_from_the_file_itself(tmp_path):
-    """The validator reads with universal newlines (a quoted CRLF inside a cell reads as LF), the
-    archiver as the bytes are: a file with a cell that spans lines gives the session cache
-    nothing, and the history compacts the file as the archiver will."""
-    from benchkit.layout import ResultFile
-    from benchsite.core import cachefile
-    from benchsite.model import load
-
-    source = sorted((REPO / "results" / REFERENCE).glob("*.csv"))[0]
-    path = tmp_path / REFERENCE / source.name
-    path.parent.mkdir(parents=True)
-    lines = source.read_text(encoding="utf-8").splitlines()
-    head, cells = lines[0].split(","), lines[1].split(",")
-    cells[head.index("xla_flags")] = '"--a=1\r\n--b=2"'
-    path.write_bytes(("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n").encode())
-    seen = []
-    frame = load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
-    assert seen == [] and "--a=1\n--b=2" in set(frame["xla_flags"].dropna())
-    digest = cachefile.file_digest(path, None)
-    texts = catalog.latest_texts(path, digest)
-    assert texts == archive.compact_file(path)
-    assert "--a=1\r\n--b=2" in next(iter(texts.values()))[1]
+def _write_csv(path, rows) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
 
 
-def test_a_file_that_does_not_validate_leaves_no_session_texts(tmp_path):
-    from benchkit.layout import ResultFile
-    from benchsite.core import cachefile
-    from benchsite.model import load
+def test_the_history_reads_no_text_of_the_latest_session(tmp_path, monkeypatch):
+    """No round trip: the latest session is neither compacted to text nor parsed back."""
+    from benchsite.model import session_files
 
-    path = tmp_path / REFERENCE / "dispatch_vs_completion.csv"
-    path.parent.mkdir(parents=True)
-    lines = (REPO / "results" / REFERENCE / path.name).read_text(encoding="utf-8").splitlines(keepends=True)
-    path.write_text("".join(lines[:5]) + lines[5][:40] + "\n", encoding="utf-8")  # a truncated row
-    seen = []
-    with pytest.raises(load.ResultsError, match=r"dispatch_vs_completion\.csv:6: "):
-        load.load(ResultFile(REFERENCE, path.stem, path), None, records=lambda *a: seen.append(a))
-    assert seen == []
-    assert not catalog.latest_store(cachefile.file_digest(path, None)).exists()
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(archive, "compact", lambda *a, **k: pytest.fail("the results file was compacted"))
+    parsed = []
+    real = session_files.parse
+    monkeypatch.setattr(session_files, "parse", lambda *a: parsed.append(a[5]) or real(*a))
+    cat = catalog.Catalog.build(REPO / "results")
+    fig_id, machine = next((f, m) for f, m in sorted(cat.frames) if cat.kept(m, cat.figures[f].stem))
+    hist = sessions.history(cat, fig_id, machine)
+    assert hist.latest is not None and hist.latest.id not in parsed
+    assert sorted(parsed) == sorted(cat.kept(machine, cat.figures[fig_id].stem)) == hist.ids[:-1]
 
 
 # --- the validator -------------------------------------------------------------------------

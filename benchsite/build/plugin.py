@@ -214,12 +214,10 @@ def _stat(path: Path) -> str:
 
 
 def _warm_file(file: layout.ResultFile, frames: Path) -> None:
-    """In a worker: a results file's download compressed (``on_files`` serves it), the file
-    validated (a bad file raises here, and the build reports it) and its latest session
-    compacted from the records the validator read (the pair's history starts from it)."""
+    """In a worker: a results file's download compressed (``on_files`` serves it) and the file
+    validated (a bad file raises here, and the build reports it)."""
     BuildCache().compressed(file.path)
-    digest = cachefile.file_digest(file.path, frames)
-    load.load(file, frames, records=functools.partial(_catalog.keep_latest_texts, file.path, digest))
+    load.load(file, frames)
 
 
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:

@@ -22,7 +22,6 @@ from benchkit import archive, layout
 from benchkit.provenance import harness_sha256
 from benchkit.schema import figure_id_for
 from benchsite import BENCH_DIR, REPO
-from benchsite.core import cachefile
 from benchsite.core.cachefile import cached, file_digest
 from benchsite.core.urls import machine_slug
 from benchsite.model import comparisons
@@ -441,24 +440,16 @@ class Catalog:
         return found
 
     def session_texts(self, fig_id: str, machine: str) -> SessionTexts:
-        """Every session of a figure on a machine as text, for ``sessions.py`` to judge: the kept
-        ones' files (:func:`read_kept`), then the latest (the results file's, compacted by
-        ``archive`` and kept under the build cache by the file's digest, :func:`latest_texts`)."""
+        """The kept sessions of a figure on a machine as text, for ``sessions.py`` to judge
+        (:func:`read_kept`); the latest, the results file's, ``sessions.py`` makes from its frame."""
         fig = self.figures[fig_id]
-        path = self.csv_path(fig_id, machine)
         kept, errors = [], {}
         for sid, (summary, runs) in sorted(self.kept_files().get((machine, fig.stem), {}).items()):
             try:
-                kept.append((sid, *read_kept(summary, runs), (str(summary), str(runs)), False))
+                kept.append((sid, *read_kept(summary, runs), (str(summary), str(runs))))
             except ResultsError as err:
                 errors[sid] = str(err)
-        latest = latest_texts(path, cache=self.cache) if (fig_id, machine) in self.frames else {}
-        # A kept session the results file holds too (archived once already, e.g. by a failed rerun)
-        # is read from the results file.
-        return SessionTexts((*((sid, summary, runs, (str(path), str(path)), True)
-                               for sid, (summary, runs) in latest.items()),
-                             *(k for k in kept if k[0] not in latest)),
-                            {sid: why for sid, why in errors.items() if sid not in latest})
+        return SessionTexts(tuple(kept), errors)
 
     def by_slug(self, fig_id: str | None = None) -> dict[str, str]:
         """Machine slug (the URL part, ``urls.machine_slug``) -> machine, for one figure's
@@ -574,9 +565,8 @@ class Summary:
 class SessionTexts:
     """The sessions of one figure on one machine, as :meth:`Catalog.session_texts` finds them."""
 
-    # (session id, summary text, runs text, (where the summary is, where the runs are), whether it is
-    # the latest: the results file's)
-    sessions: tuple[tuple[str, str, str, tuple[str, str], bool], ...]
+    # (session id, summary text, runs text, (where the summary is, where the runs are))
+    sessions: tuple[tuple[str, str, str, tuple[str, str]], ...]
     errors: dict[str, str]  # session id -> why its kept files cannot be read (file:line)
 
 
@@ -591,40 +581,6 @@ def read_kept(summary: Path, runs: Path) -> tuple[str, str]:
         except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
             raise ResultsError(f"{path}:1: cannot read: {err}") from None
     return texts[0], texts[1]
-
-
-def latest_store(digest: str) -> Path:
-    """Where the compacted texts of a results file (``digest``: its sha256) are kept."""
-    return cachefile.entry("sessions", digest)
-
-
-def latest_texts(path: Path, digest: str | None = None, cache: Path | None = None) -> dict[str, tuple[str, str]]:
-    """:func:`archive.compact_file` of a results file (session id -> its summary and runs texts),
-    kept under ``.cache/bench/sessions/`` by the file's sha256 (``digest``, else computed with
-    ``cache``) and the code (``cachefile.cached``): most of a warm build's time would go here. An
-    empty dict for a format-1 file, which has no session id (no session pages: its own pages stand)."""
-    digest = digest or file_digest(path, cache)
-    try:
-        return cached("sessions", digest, lambda: archive.compact_file(path))
-    except archive.ArchiveError:
-        return {}
-
-
-def keep_latest_texts(path: Path, digest: str, header: list[str], rows: list[list[str]]) -> None:
-    """What :func:`latest_texts` will find for the results file ``path`` (``digest``: its
-    sha256), compacted from the records the loader has just read and validated (``load.load``'s
-    ``records``), so a cold build parses each file once. The loader hands over the records of a
-    file that validated with one line per record: those are the ones :func:`archive.read_raw`
-    reads (no blank line, no short row, no bad quoting, no cell spanning lines). A file that
-    cannot be compacted is left to the build, which reports why."""
-    stored = latest_store(digest)
-    if stored.is_file():
-        return
-    try:
-        texts = archive.compact_records(path, header, rows)
-    except archive.ArchiveError:
-        return
-    cachefile.write(stored, texts)
 
 
 def preferred_machine(results: Path, configured: str | None = None) -> str | None:

@@ -149,6 +149,79 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
     return frame
 
 
+def from_results(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Session id -> the frame :func:`parse` gives of the summaries ``archive`` keeps of that session,
+    made from a results file's validated frame (``load.load``) without writing them as text: each
+    run's cells summarised by the same arithmetic (``archive.cell_stats``), each run's provenance
+    its first row's (as ``archive.compact`` keeps it), typed as ``load`` types those columns. So a
+    session's pages show the same values while the results file holds it and once it is kept.
+    Empty for a format-1 file, which records no session."""
+    if frame.empty or int(frame["schema_version"].iloc[0]) == 1:
+        return {}
+    cols = {c: frame[c].to_numpy() for c in (*archive.CELL_COLUMNS, "session_id", "time_s", "calls", "cache_hits",
+                                             *archive.MEDIAN_COLUMNS)}
+    numbers = {c: cols[c].astype(float) for c in ("time_s", "calls", *archive.MEDIAN_COLUMNS)}
+    hits = np.nan_to_num(cols["cache_hits"].astype(float)).astype(np.int64)  # an empty cell counts none
+    keys = list(zip(*(cols[c].tolist() for c in ("session_id", *archive.CELL_COLUMNS))))
+    by_session: dict[str, dict[tuple, list[int]]] = {}
+    for i, key in enumerate(keys):  # the file's order of first appearance, as archive.compact keeps it
+        by_session.setdefault(key[0], {}).setdefault(key[1:], []).append(i)
+    out = {}
+    for session, cells in by_session.items():
+        rows = []
+        for part in cells.values():
+            at = np.array(part)
+            present = [values[~np.isnan(values)].tolist()
+                       for values in (numbers[c][at] for c in archive.MEDIAN_COLUMNS)]
+            rows.append(archive.cell_stats(numbers["time_s"][at].tolist(), numbers["calls"][at].tolist(),
+                                           int(hits[at].sum()), present))
+        out[session] = _session_frame(frame, [part[0] for part in cells.values()], rows)
+    return out
+
+
+_STAT_NAMES = (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS)  # the order of archive.cell_stats' numbers
+
+
+def _session_frame(frame: pd.DataFrame, firsts: list[int], stats: list[list]) -> pd.DataFrame:
+    """:func:`parse`'s frame of one session: a row per cell (``firsts``: the cell's first row of the
+    results frame; ``stats``: its numbers), with its run's provenance from the run's first row."""
+    runs = frame["run"].to_numpy()
+    first_of_run: dict[int, int] = {}
+    for i in firsts:  # a cell's first row comes no earlier than its run's first row
+        first_of_run.setdefault(runs[i], i)
+    cell_rows = np.array(firsts)
+    run_rows = np.array([first_of_run[r] for r in runs[cell_rows]])
+    typed = dict(zip(_STAT_NAMES, zip(*stats)))
+    data: dict[str, np.ndarray] = {}
+    for col in (*RUN_COLUMNS, *archive.SUMMARY_COLUMNS):
+        if col == "summary_version" or col in data:
+            continue
+        if col in typed:
+            ints = col in SUMMARY_INT
+            values = [v if v is not None else np.nan for v in typed[col]]
+            data[col] = np.array(values, dtype=np.int64 if ints else float)
+        else:
+            data[col] = _retyped(col, frame[col].to_numpy()[cell_rows if col in archive.CELL_COLUMNS else run_rows])
+    data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
+    data["sample"] = np.zeros(len(cell_rows), dtype=np.int64)
+    data["detail"] = np.full(len(cell_rows), None, dtype=object)
+    made = load.frame_of(data)
+    for col, values in param_columns(made["params"]).items():
+        made[col] = values
+    return made
+
+
+def _retyped(col: str, values: np.ndarray) -> np.ndarray:
+    """A column of the results frame, cut to a session's rows, as ``load`` types those rows alone: a
+    whole number column that had an empty cell elsewhere in the file (float) is whole again, a flag
+    column likewise (object)."""
+    if col in RUNS_RULES.ints and values.dtype.kind == "f" and not np.isnan(values).any():
+        return values.astype(np.int64)
+    if col in RUNS_RULES.bools and values.dtype == object and not any(v is None for v in values):
+        return values.astype(bool)
+    return values
+
+
 def read_texts(summary: Path, runs: Path) -> tuple[str, str]:
     """A kept session's two files as text; a missing or unreadable one is refused (``Catalog.read_kept``)."""
     try:

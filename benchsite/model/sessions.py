@@ -2,11 +2,11 @@
 
 A session is one ``make bench``. The latest is the one the results file holds; the
 earlier ones were kept under ``results/<machine>/sessions/<session_id>/`` as per-run
-summaries (``archive.py`` writes them and says the format). Both are read the same way:
-the catalog hands over their texts (``Catalog.session_texts``: the latest file summarised
-with :func:`archive.compact`, cached by the file's bytes), and each is parsed by
-``session_files.parse``, the latest exactly as a kept session's files are, so a session's
-page shows the same bytes before and after it is archived.
+summaries (``archive.py`` writes them and says the format). A kept session's texts come
+from the catalog (``Catalog.session_texts``) and are parsed by ``session_files.parse``; the
+latest is summarised from the frame the loader validated (``session_files.from_results``, the
+same arithmetic and typing), so a session's page shows the same bytes before and after it is
+archived.
 
 The table of a session is ``Table.of`` on a frame with one row per run and cell whose
 ``time_s`` is that run's median: a run median of one value is that value, so its
@@ -121,27 +121,50 @@ class History:
 
 def history(cat: Catalog, fig_id: str, machine: str) -> History:
     """Every session of ``fig_id`` on ``machine``, computed once per build (``Catalog.derived``).
-    One way down: the catalog hands over their texts (:meth:`Catalog.session_texts`), and each
-    session's table model is kept under the build cache by its texts, else made here from the frame
-    its texts give (``session_files.parse``, which refuses a damaged one with ``file:line``)."""
+    The latest (the results file's) is made from the frame the loader validated
+    (``session_files.from_results``), kept under the build cache by the file's digest; each kept one
+    from its files' texts (:meth:`Catalog.session_texts`), kept by those texts, else parsed by
+    ``session_files.parse``, which refuses a damaged one with ``file:line``."""
     memo = ("history", fig_id, machine)
     done = cat.derived.get(memo)
     if done is not None:
         return done
     fig = cat.figures[fig_id]
+    found = _latest(cat, fig, machine)
     texts = cat.session_texts(fig_id, machine)
-    found: dict[str, Session] = {}
-    errors = dict(texts.errors)
-    for sid, summary, runs, where, latest in texts.sessions:
-        key = hashlib.sha256("\0".join((summary, runs, repr(fig), machine, sid, str(latest))).encode()).hexdigest()
+    # A kept session the results file holds too (archived once already, e.g. by a failed rerun) is
+    # the results file's.
+    errors = {sid: why for sid, why in texts.errors.items() if sid not in found}
+    for sid, summary, runs, where in texts.sessions:
+        if sid in found:
+            continue
+        key = _digest(summary, runs, repr(fig), machine, sid, "False")
         try:  # cached calls the function at once, in this turn of the loop
             found[sid] = cached("session", key, lambda: Session(  # noqa: B023
                 sid, fig.id, machine, Table.of(session_files.parse(summary, runs, where, machine, fig.stem, sid), fig),  # noqa: B023
-                latest, key))  # noqa: B023
+                False, key))  # noqa: B023
         except ValueError as err:  # SessionError included
             errors[sid] = str(err) if isinstance(err, SessionError) else f"{where[0]}:1: {err}"
     done = cat.derived[memo] = History(tuple(found[s] for s in sorted(found)), errors)
     return done
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _latest(cat: Catalog, fig, machine: str) -> dict[str, Session]:
+    """The sessions the results file holds (one, as make bench writes it), kept under the build cache
+    by the file's digest: a warm build reads them back without the file's frame."""
+    if (fig.id, machine) not in cat.frames:
+        return {}
+    key = _digest(cat.csv_digest(fig.id, machine), repr(fig), machine, "latest")
+
+    def made() -> dict[str, Session]:
+        frames = session_files.from_results(cat.frames[(fig.id, machine)])
+        return {sid: Session(sid, fig.id, machine, Table.of(frame, fig), True, _digest(key, sid))
+                for sid, frame in frames.items()}
+    return dict(cached("latest-sessions", key, made))
 
 
 # --- between two sessions ------------------------------------------------------------------
