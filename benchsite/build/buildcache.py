@@ -37,7 +37,15 @@ PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 def chart_key(tab: Table) -> str:
     """What a chart is drawn from, hashed: the arguments the drawing function gets
     (``render.chart_input``: each panel's label and samples, the variants, the title), not a list
-    of the columns it reads, and the code (``cachefile.code_version``)."""
+    of the columns it reads, and the code (``cachefile.code_version``). Hashed once per table
+    object: a chapter, the figure's page and the machine page each ask it of the same table."""
+    memo = tab.__dict__  # a frozen dataclass: not through setattr (Table.metric keeps its own so)
+    if "_chart_key" not in memo:
+        memo["_chart_key"] = _chart_key(tab)
+    return memo["_chart_key"]
+
+
+def _chart_key(tab: Table) -> str:
     panels, variants, title = render.chart_input(tab)
     digest = hashlib.sha256(cachefile.code_version().encode())
     digest.update(repr((variants, title)).encode())
