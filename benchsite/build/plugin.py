@@ -220,6 +220,14 @@ def _warm_file(file: layout.ResultFile, frames: Path) -> None:
     load.load(file, frames)
 
 
+# How many results files' frames a warming worker keeps read between jobs before it forgets them and
+# all it derived (``Catalog.trim``): above the committed results' 55, whose pages ask for most of them
+# in each worker (at the catalog's default of 48 each worker forgot and read back about 40 of them
+# in a cold build), while a hundred machine folders are still read a hundred at a time, not all
+# (55 frames with their tables and histories: about 115 MB in a worker).
+WORKER_FRAMES = 100
+
+
 def _pair_key(cat: _catalog.Catalog, fig_id: str, machine: str) -> str:
     fig = cat.figures[fig_id]
     kept = cat.kept(machine, fig.stem)
@@ -241,7 +249,7 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
         if ref is not None and ref != machine:  # the machine page's comparison, counted on the figure page
             pages.comparison_cells(cat, cat.figures[fig_id], machine, ref)
     finally:
-        cat.trim()
+        cat.trim(WORKER_FRAMES)
 
 
 DIRTY = [False]  # mkdocs says at start-up whether this is a --dirty build (or serve --dirtyreload)
@@ -379,7 +387,7 @@ def _warm_source(build: Build, config, file: File) -> None:
             if getattr(index, "bench_cached", False):
                 index.add_entry_from_context(page)
     finally:
-        build.catalog.trim()
+        build.catalog.trim(WORKER_FRAMES)
 
 
 _WORKER_WRITER: list[_Writer] = []  # one per worker process (made there, after the fork)
@@ -392,7 +400,7 @@ def _warm_direct(build: Build, config, file: DirectPage, text: str, key: str) ->
     try:
         _WORKER_WRITER[0].render(file, text, key)
     finally:
-        build.catalog.trim()
+        build.catalog.trim(WORKER_FRAMES)
 
 
 def _context(build: Build, config, src_uri: str, url: str, first_line: int = 1,
