@@ -158,25 +158,44 @@ def from_results(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     Empty for a format-1 file, which records no session."""
     if frame.empty or int(frame["schema_version"].iloc[0]) == 1:
         return {}
-    cols = {c: frame[c].to_numpy() for c in (*archive.CELL_COLUMNS, "session_id", "time_s", "calls", "cache_hits",
-                                             *archive.MEDIAN_COLUMNS)}
-    numbers = {c: cols[c].astype(float) for c in ("time_s", "calls", *archive.MEDIAN_COLUMNS)}
-    hits = np.nan_to_num(cols["cache_hits"].astype(float)).astype(np.int64)  # an empty cell counts none
-    keys = list(zip(*(cols[c].tolist() for c in ("session_id", *archive.CELL_COLUMNS))))
-    by_session: dict[str, dict[tuple, list[int]]] = {}
-    for i, key in enumerate(keys):  # the file's order of first appearance, as archive.compact keeps it
-        by_session.setdefault(key[0], {}).setdefault(key[1:], []).append(i)
+    # Each row's cell (session, then archive.CELL_COLUMNS) as one number, cells numbered in the
+    # order the file first shows them, as archive.compact keeps them.
+    codes = np.zeros(len(frame), dtype=np.int64)
+    for col in ("session_id", *archive.CELL_COLUMNS):
+        column, uniques = pd.factorize(frame[col].to_numpy(), use_na_sentinel=False)
+        codes = pd.factorize(codes * len(uniques) + column)[0]  # renumbered: no overflow, however many
+    _, first, cell = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    cell = rank[cell]  # cells numbered by first appearance
+    order = np.argsort(cell, kind="stable")  # rows cell by cell, each cell's in the file's order
+    firsts = np.sort(first)
+    ends = np.cumsum(np.bincount(cell))
+    starts = ends - np.bincount(cell)
+    times = frame["time_s"].to_numpy(dtype=float)[order].tolist()
+    calls = frame["calls"].to_numpy(dtype=float)[order].tolist()
+    hits = np.add.reduceat(np.nan_to_num(frame["cache_hits"].to_numpy(dtype=float)[order]), starts)  # empty: none
+    present = [_present(frame[c].to_numpy(dtype=float)[order]) for c in archive.MEDIAN_COLUMNS]
+    stats = [archive.cell_stats(times[a:b], calls[a:b], int(h), [p(a, b) for p in present])
+             for a, b, h in zip(starts.tolist(), ends.tolist(), hits.tolist())]
+    sessions = frame["session_id"].to_numpy()[firsts]
     out = {}
-    for session, cells in by_session.items():
-        rows = []
-        for part in cells.values():
-            at = np.array(part)
-            present = [values[~np.isnan(values)].tolist()
-                       for values in (numbers[c][at] for c in archive.MEDIAN_COLUMNS)]
-            rows.append(archive.cell_stats(numbers["time_s"][at].tolist(), numbers["calls"][at].tolist(),
-                                           int(hits[at].sum()), present))
-        out[session] = _session_frame(frame, [part[0] for part in cells.values()], rows)
+    for session in dict.fromkeys(sessions.tolist()):
+        mine = np.flatnonzero(sessions == session)
+        out[session] = _session_frame(frame, firsts[mine].tolist(), [stats[i] for i in mine])
     return out
+
+
+def _present(values: np.ndarray) -> Callable[[int, int], list[float]]:
+    """The values of rows ``a:b`` that are not empty (NaN), as a list: for a column with none empty
+    or none present, without looking at each value."""
+    empty = np.isnan(values)
+    listed = values.tolist()
+    if not empty.any():
+        return lambda a, b: listed[a:b]
+    if empty.all():
+        return lambda a, b: []
+    return lambda a, b: [v for v, e in zip(listed[a:b], empty[a:b].tolist()) if not e]
 
 
 _STAT_NAMES = (*archive.STAT_COLUMNS, *archive.OPTIONAL_NUMBERS)  # the order of archive.cell_stats' numbers

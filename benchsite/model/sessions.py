@@ -28,6 +28,7 @@ import pandas as pd
 from benchsite.core.cachefile import cached
 from benchsite.model import session_files, stats
 from benchsite.model.catalog import Catalog
+from benchsite.model.figures import Figure
 from benchsite.model.table import Table, distinct_texts, run_days
 
 # The validator of a kept session's files (and of the latest session's texts): session_files.py.
@@ -153,7 +154,7 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _latest(cat: Catalog, fig, machine: str) -> dict[str, Session]:
+def _latest(cat: Catalog, fig: Figure, machine: str) -> dict[str, Session]:
     """The sessions the results file holds (one, as make bench writes it), kept under the build cache
     by the file's digest: a warm build reads them back without the file's frame."""
     if (fig.id, machine) not in cat.frames:
