@@ -22,6 +22,7 @@ from benchkit import archive, layout
 from benchkit.provenance import harness_sha256
 from benchkit.schema import figure_id_for
 from benchsite import BENCH_DIR, REPO
+from benchsite.core import cachefile
 from benchsite.core.cachefile import cached, file_digest
 from benchsite.core.urls import machine_slug
 from benchsite.model import comparisons
