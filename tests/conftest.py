@@ -237,18 +237,22 @@ def damaged_lenient(damaged_results, damaged_strict_twice) -> tuple[Path, subpro
 
 
 def edited_tree() -> tuple[dict[str, Path], dict[str, str]]:
-    """Three strict builds of a copy of the checkout (tests/test_code_version.py, edited_builds):
-    cold on two workers, warm on two workers after an edit to the publishing package, and the
-    edited tree cold in one process. ({name: its site}, {name: its log}: before, warm, cold). Once
-    a run: the warm-equals-cold hold and the workers-write-what-one-process-writes check read them."""
+    """Three strict builds: the session's build of the committed site (cold on two workers:
+    committed_build), and the checkout with an edited copy of its code (tests/test_code_version.py,
+    edited_builds) built warm on two workers on a copy of that build's cache, and cold in one
+    process. ({name: its site}, {name: its log}: before, warm, cold). Once a run: the
+    warm-equals-cold hold and the workers-write-what-one-process-writes check read them."""
+    site, proc, cache = committed_build()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
     def make(root: Path):
         from test_code_version import edited_builds
 
-        return edited_builds(root)
+        return edited_builds(root, cache)
 
     logs = once("edited", make)
     root = _shared_folder() / "edited"
-    return {name: root / name for name in logs}, logs
+    return {"before": site, **{name: root / name for name in logs}}, {"before": proc.stderr, **logs}
 
 
 # --- the two tiers -------------------------------------------------------------------------------

@@ -112,10 +112,14 @@ def test_every_cache_key_moves_with_the_code_version(tmp_path, monkeypatch):
 
 # --- the hold: a warm build after an edit is a cold build of the edited tree -----------------
 
-# The parts of the checkout a build reads (mkdocs.yml names docs/ and its hooks; the snippets name
-# files of bench_scripts/). The build imports benchsite and benchkit from the copy (PYTHONPATH goes
-# before the editable install's finder), so the real tree is never edited.
-TREE = ("mkdocs.yml", "docs", "benchsite", "bench_scripts", "results")
+# The builds run the checkout's mkdocs.yml, docs/ and results/, as the session's build of the
+# committed site does (tests/conftest.py, committed_build), with an edited copy of the code: the
+# publishing package and bench_scripts/ (the harness, and the figure scripts the package finds
+# beside it), imported from the copy (PYTHONPATH, and -P: not the checkout's from the current
+# folder), so the real tree is never edited. The code version is a digest of the code's bytes,
+# wherever they lie, and every other input is the committed build's: each key the warm build asks
+# for is the one the committed build made, but for the code version.
+CODE = ("benchsite", "bench_scripts")
 EDIT_METRICS = """
 import dataclasses as _edited
 
@@ -123,38 +127,59 @@ METRICS["bandwidth"] = _edited.replace(METRICS["bandwidth"], label=METRICS["band
 """
 
 
+def _code_ignored(folder: str, names: list[str]) -> set[str]:
+    """What the copy leaves out: bytecode, and what installing or packaging the harness left in
+    bench_scripts/ (its egg-info would be one more installed distribution in the code version;
+    tests/test_benchkit_install.py builds a wheel there while other tests run)."""
+    left = {n for n in names if n == "__pycache__" or n.endswith(".pyc")}
+    if Path(folder) == REPO / "bench_scripts":
+        left |= {n for n in names if n in ("build", "dist") or n.endswith(".egg-info")}
+    return left
+
+
+def _linked_copy(source: Path, target: Path) -> None:
+    """A copy of a build cache that other builds may be writing, its files hard links: an entry is
+    only ever replaced whole (cachefile.store_bytes: a temp file renamed over it), never written in
+    place, so neither cache sees the other's later entries. Temp files are left out."""
+    for folder, _, names in os.walk(source):
+        out = target / os.path.relpath(folder, source)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            if not name.startswith(".tmp-"):
+                try:
+                    os.link(os.path.join(folder, name), out / name)
+                except FileNotFoundError:  # replaced or removed since it was listed
+                    pass
+
+
 def _site_files(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
-def _build(tree: Path, site: Path, cache: Path, jobs: int = 2) -> str:
-    """``make site``'s build (strict, cold on ``jobs`` workers when the cache is empty) of ``tree``,
-    saying when the build itself converts the notebook (tests/conftest.py, NOTEBOOK_LOG): its log."""
+def _build(code: Path, site: Path, cache: Path, jobs: int = 2) -> str:
+    """``make site``'s build (strict, cold on ``jobs`` workers when the cache is empty) of the
+    checkout with the code in ``code``, saying when the build itself converts the notebook
+    (tests/conftest.py, NOTEBOOK_LOG): its log."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
     env |= {"BENCH_CACHE": str(cache), "BENCH_JOBS": str(jobs), "NO_MKDOCS_2_WARNING": "1",
-            "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "bench_scripts")])}
-    proc = subprocess.run([sys.executable, "-c", NOTEBOOK_LOG, "build", "--strict", "-d", str(site)],
-                          cwd=tree, env=env, capture_output=True, text=True, timeout=400)
+            "PYTHONPATH": os.pathsep.join([str(code), str(code / "bench_scripts")])}
+    proc = subprocess.run([sys.executable, "-P", "-c", NOTEBOOK_LOG, "build", "--strict", "-d", str(site)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stderr
 
 
-def edited_builds(root: Path) -> dict[str, str]:
-    """Three builds of a copy of the checkout, into ``root``/before, warm and cold: cold on two
-    workers (the cache then holds every entry of the old code, the workers' included), warm on two
-    workers after an edit to a template every chart draws with and to a model module, and cold of
-    the edited tree on an empty cache in one process (no workers: the build makes every page
-    itself). Once a run (tests/conftest.py, edited_tree: tests/test_warm_build.py reads them too).
-    {name: the build's log}"""
-    tree = root / "tree"
-    tree.mkdir()
-    for name in TREE:
-        if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, tree / name, ignore=IGNORED, symlinks=True)
-        else:
-            shutil.copy2(REPO / name, tree / name)
-    logs = {"before": _build(tree, root / "before", root / "cache")}
-    package = tree / "benchsite"
+def edited_builds(root: Path, committed_cache: Path) -> dict[str, str]:
+    """Two builds of the checkout with an edited copy of its code, into ``root``/warm and cold:
+    warm on two workers, on a copy of the cache of the session's cold build of the committed site
+    on two workers (which holds every entry of the unedited code, the workers' included), after an
+    edit to a template every chart draws with and to a model module; and cold in one process on an
+    empty cache (no workers: the build makes every page itself). Once a run (tests/conftest.py,
+    edited_tree: tests/test_warm_build.py reads them too). {name: the build's log}"""
+    code = root / "code"
+    for name in CODE:
+        shutil.copytree(REPO / name, code / name, ignore=_code_ignored, symlinks=True)
+    package = code / "benchsite"
     # The chart kit's template (every chart draws its axes with its macros): a comment in each macro.
     axes = next(p for p in cachefile.tree_files(package) if p.name == "axes.html")
     kit, count = re.subn(r"(\{%-? macro [^%]*%\})", r"\1<!-- edited: every chart -->", axes.read_text(encoding="utf-8"))
@@ -163,9 +188,9 @@ def edited_builds(root: Path) -> dict[str, str]:
     # A model module: the label of every bandwidth table (cached in panels, pages and renders).
     metrics = next(p for p in cachefile.tree_files(package) if p.name == "metrics.py")
     metrics.write_text(metrics.read_text(encoding="utf-8") + EDIT_METRICS, encoding="utf-8")
-    logs["warm"] = _build(tree, root / "warm", root / "cache")
-    logs["cold"] = _build(tree, root / "cold", root / "cache-cold", jobs=1)
-    return logs
+    _linked_copy(committed_cache, root / "cache")
+    return {"warm": _build(code, root / "warm", root / "cache"),
+            "cold": _build(code, root / "cold", root / "cache-cold", jobs=1)}
 
 
 @pytest.mark.slow
