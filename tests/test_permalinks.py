@@ -112,6 +112,9 @@ def test_the_cite_block_links_the_permalink_the_code_and_how_to_reproduce_it(bui
     assert f"url       {url}</code>" in page and f"]({url})" in page
     commit = re.search(r"\n\d+,(?:[^,]*,){5}([0-9a-f]{40}),", path.read_text()).group(1)
     assert f"<code>{commit[:12]}</code>" in page and "no repository address is configured" in page
+    # The commit is recorded: the script's line names it, unlinked, rather than say it was not recorded.
+    assert f"<code>bench_scripts/{STEM}.py</code> at <code>{commit[:12]}</code>" in page
+    assert "commit not recorded" not in page
     assert f"make bench ONLY={STEM} MACHINE={REFERENCE}" in page and "git clone <repository> rerun" in page
     assert "git checkout " in page and f"[{FIG} on {REFERENCE}, session {sid}: " in page
     assert "Data: " not in page  # the latest file's download is the machine page's: this page stays as it is

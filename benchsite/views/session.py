@@ -171,8 +171,10 @@ def panel(fig: Figure, s: Session, at: Where) -> str:
     metric_tables = [{"label": metrics.get(m).label, "table": render.table(tab, m)}
                      for m in fig.extra.get("metrics", ())]
     verdicts = [{"label": r.label, "text": r.verdict.text, "reason": r.verdict.reason} for r in tab.rows if r.verdict]
-    script = [{"short": c["short"], "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}"}
-              for c in _commits(s, at.repo) if c["url"]] if fig.compare is None else []
+    # The commit the script ran at, linked where the build has a repository address.
+    script = [{"short": c["short"],
+               "url": f"{c['url'].replace('/tree/', '/blob/')}/{fig.script_rel}" if c["url"] else ""}
+              for c in _commits(s, at.repo) if c["sha"] != "unknown"] if fig.compare is None else []
     recorded = at.link(f"{urls.BENCH_PAGES}/{fig.id}/") + "#code" if fig.compare is not None else ""
     return str(template("session.html", meta=meta, table=render.table(tab), metric_tables=metric_tables,
                         spreads=_spreads(s), ratio=fig.ratio, verdicts=verdicts, rule=at.link(render.RULE_PATH),
