@@ -358,3 +358,15 @@ def test_a_sessions_data_link_is_the_commit_that_held_it_before_and_after_it_is_
                  "20990104T000000Z-aaa4") == [(csv, first), (csv, second), (summaries, fourth), (csv, fourth)]
     rewrite(source, path, "20990105T000000Z-aaa5")  # not committed: no link
     assert links("20990105T000000Z-aaa5") == [None]
+    # A session replaced twice before it was kept from git's history (tools/archive_session.py --git):
+    # still the results file at the commit that held it, not its summaries.
+    fifth = commit("fifth session, not kept when replaced")
+    rewrite(source, path, "20990106T000000Z-aaa6")
+    commit("sixth session")
+    rewrite(source, path, "20990107T000000Z-aaa7")
+    commit("seventh session")
+    rewrite(source, path, "20990105T000000Z-aaa5")
+    archive.archive(path, tmp_path / "results")
+    rewrite(source, path, "20990107T000000Z-aaa7")
+    commit("the fifth session kept from history")
+    assert links("20990105T000000Z-aaa5") == [(csv, fifth)]

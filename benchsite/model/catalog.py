@@ -265,9 +265,10 @@ class Catalog:
 
     def _kept_data(self) -> dict[tuple[str, str], str]:
         """(results file, kept session) -> the newest commit of the file from before the session's
-        summaries were kept (kept and replaced in one commit, or the commit before), checked to
-        hold the session: every kept session at once, one ``git cat-file`` for those no earlier
-        build checked (what a commit holds never changes: each answer is kept on disk)."""
+        summaries were kept that holds the session (kept and replaced in one commit, or the commit
+        before; further back for a session kept later from git's history): every kept session at
+        once, one ``git cat-file`` a step back for those not yet found that no earlier build checked
+        (what a commit holds never changes: each answer is kept on disk)."""
         _, history, commits = self._data_history()
         candidates: list[list[tuple[str, str, str]]] = []
         for (machine, stem), kept in sorted(self.kept_files().items()):
@@ -276,9 +277,9 @@ class Catalog:
                 rel = self._repo_path(summary)
                 if csv is not None and rel in history:
                     added = history[rel][-1]  # the oldest commit that changed the summaries: when they were kept
-                    candidates.append([(commits[i], csv, sid) for i in history.get(csv, ()) if i >= added][:2])
+                    candidates.append([(commits[i], csv, sid) for i in history.get(csv, ()) if i >= added])
         out: dict[tuple[str, str], str] = {}
-        for turn in (0, 1):  # the newest candidate of each, then the one before it where that did not hold it
+        for turn in range(max(map(len, candidates), default=0)):  # the newest candidate, then one older each turn
             asked = [c[turn] for c in candidates if len(c) > turn and c[turn][1:] not in out]
             for commit, csv, sid in self._held(asked):
                 out[(csv, sid)] = commit
