@@ -80,8 +80,9 @@ def address(at: Where, path: str) -> tuple[str, str]:
 def cite(fig: Figure, s: Session, at: Where, state: str = "", download: str = "", data_url: str = "") -> dict:
     """What to paste into a review, for one session: the template's fields (``cite.html``).
     ``download``: the site's link to the latest results file, and ``data_url`` the file in the
-    repository at the commit that holds it (the machine page's block only: a session's own page
-    must not change when a later session replaces that file)."""
+    repository: on the machine page, at the commit that holds the latest file; on a session's own
+    page, at the last commit that held that session (``Catalog.session_data_commit``), so the link
+    does not change when a later session replaces the file."""
     head = s.table.headline
     first = s.frame.iloc[0]
     # A comparison's commits are of the repository benchkit compare ran in, which need not be this site's.
