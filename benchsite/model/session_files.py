@@ -140,9 +140,16 @@ def parse(summary_text: str, runs_text: str, where: tuple[str, str], machine: st
     at = pd.Index(runs["run"]).get_indexer(summaries["run"])
     data = {col: summaries[col] if col in summaries else runs[col][at]
             for col in (*RUN_COLUMNS, *archive.SUMMARY_COLUMNS) if col != "summary_version"}
-    data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
-    data["sample"] = np.zeros(len(at), dtype=np.int64)
-    data["detail"] = np.full(len(at), None, dtype=object)
+    return _framed(data, len(at))
+
+
+def _framed(data: dict, rows: int) -> pd.DataFrame:
+    """A session's columns (``data``: the runs' provenance and the summaries' numbers, ``rows`` a
+    cell each) as the frame :func:`parse` gives: ``time_s`` the run's median, what every table cell
+    is made of, and the ``params`` split into their columns as ``load`` splits them."""
+    data["time_s"] = data["median_s"]
+    data["sample"] = np.zeros(rows, dtype=np.int64)
+    data["detail"] = np.full(rows, None, dtype=object)
     frame = load.frame_of(data)
     for col, values in param_columns(frame["params"]).items():
         frame[col] = values
@@ -221,13 +228,7 @@ def _session_frame(frame: pd.DataFrame, firsts: list[int], stats: list[list]) ->
             data[col] = np.array(values, dtype=np.int64 if ints else float)
         else:
             data[col] = _retyped(col, frame[col].to_numpy()[cell_rows if col in archive.CELL_COLUMNS else run_rows])
-    data["time_s"] = data["median_s"]  # the run's median: what every table cell is made of
-    data["sample"] = np.zeros(len(cell_rows), dtype=np.int64)
-    data["detail"] = np.full(len(cell_rows), None, dtype=object)
-    made = load.frame_of(data)
-    for col, values in param_columns(made["params"]).items():
-        made[col] = values
-    return made
+    return _framed(data, len(cell_rows))
 
 
 def _retyped(col: str, values: np.ndarray) -> np.ndarray:
