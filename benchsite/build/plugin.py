@@ -590,14 +590,14 @@ class _Writer:
             if light:
                 html = self.session_template.render(context)
                 if html.count(SHELL_BODY) != 1 or 'data-md-type="navigation"' in html or 'data-md-type="toc"' in html:
-                    raise RuntimeError("bench: the session pages' layout (session_shell.html) could not be used "
+                    raise PluginError("bench: the session pages' layout (session_shell.html) could not be used "
                                        "as their shell")
                 html = compact(html)
             else:
                 html = self.build.env.get_template(meta.get("template", "main.html")).render(context)
                 toc_html = self.toc_template.render(context)
                 if html.count(toc_html) != 1 or html.count(SHELL_BODY) != 1:
-                    raise RuntimeError("bench: the theme's page could not be used as a shell for generated pages")
+                    raise PluginError("bench: the theme's page could not be used as a shell for generated pages")
                 html = html.replace(toc_html, SHELL_TOC)
             html = html.replace("#BENCHSHELLANCHOR", "#\0anchor")
             self.shells[depth] = (html.replace(SHELL_URL, "\0url"), context)
@@ -797,7 +797,7 @@ def compact(shell: str) -> str:
     same page to a browser (a shell has no ``<pre>``, and its scripts are one line each), about 4 KB
     less on every session page. Its body goes in afterwards, untouched."""
     if "<pre" in shell or "<textarea" in shell:
-        raise RuntimeError("bench: a shell with preformatted text cannot be compacted")
+        raise PluginError("bench: a shell with preformatted text cannot be compacted")
     return BLANK.sub("\n", shell)
 
 
