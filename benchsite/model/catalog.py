@@ -32,8 +32,8 @@ from benchsite.model.load import ResultFile, ResultsError, known, load
 from benchsite.model.staleness import CodeHash, code_hash, stale_reason
 from benchsite.model.table import Table, distinct_texts, run_days
 
-__all__ = ["Catalog", "CodeHash", "Summary", "Unavailable", "local_machine", "preferred_machine", "results_dir",
-           "stale_reason"]
+__all__ = ["Catalog", "CodeHash", "PairFacts", "Summary", "Unavailable", "local_machine", "preferred_machine",
+           "results_dir", "stale_reason"]
 
 T = TypeVar("T")
 
@@ -544,6 +544,41 @@ class Catalog:
             raise Unavailable(error)
         return value
 
+    def page_facts(self, fig_id: str, machine: str | None, max_tabs: int) -> PairFacts:
+        """What a figure's page (``machine`` None) or its page on ``machine`` shows of this catalog, in
+        one call and as plain values (``model/pagefacts.py`` adds the sessions): the reference machine,
+        today's script hash, and per machine its state, its summary (the figure page), its table model
+        where its panel is shown (past ``max_tabs`` machines the reference's alone) or where a
+        comparison's verdicts are read, its results file's digest and the commit that holds it.
+        The catalog's own lookups first; then down once, machine by machine: today's code hashes
+        (``staleness``), the results file's digest (``cachefile``), its table model and summary (kept
+        by the build cache: ``cachefile``, ``table``); then the commits that hold the files (``gitdata``)."""
+        fig = self.figures[fig_id]
+        ref = self.reference(fig_id)
+        names = self.machines(fig_id) if machine is None else [machine]
+        valid = {m: (fig_id, m) in self.frames for m in names}
+        problems = {m: self.problem(fig_id, m) for m in names}
+        roles = {m: self.role(m) for m in names}
+        errors = {m: self.errors.get((fig_id, m)) for m in names if valid[m]}
+        panels = names if machine is not None or len(names) <= max_tabs else [ref or names[0]]
+        judged = ([m for m in names if valid[m] and not problems[m]]
+                  if fig.compare is not None and fig.ratio is not None else [])  # a comparison's verdicts
+        summaries = {m: self.summary(fig_id, m) for m in names if machine is None and valid[m] and errors[m] is None}
+        tables, failed = {}, {}
+        for m in dict.fromkeys([*judged, *panels]):
+            try:
+                tables[m] = self.table(fig_id, m)
+            except Unavailable as err:
+                if m in judged:  # a comparison's verdicts need every valid machine's table
+                    raise
+                failed[m] = str(err)
+        shown = [m for m in panels if m in tables]
+        digests = {m: self.csv_digest(fig_id, m) for m in shown}
+        committed = {m: self.data_commit(fig_id, m) for m in shown}
+        now = self.current_sha(fig_id).script
+        return PairFacts(ref, now, names, roles, valid, problems, errors, summaries, panels,
+                         tables, failed, digests, committed)
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -561,6 +596,25 @@ class Summary:
         frame = tab.frame
         return cls(tab.headline, tab.runs, run_days(frame),
                    ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale)
+
+
+@dataclass(frozen=True)
+class PairFacts:
+    """One figure's machines as :meth:`Catalog.page_facts` finds them, for its pages: plain values."""
+
+    ref: str | None  # the reference machine (Catalog.reference)
+    now: str  # today's sha256 of the figure's script
+    names: list[str]  # every machine of the figure (a machine's page: that machine alone)
+    roles: dict[str, str]  # Catalog.role: "reference", "measured here" or ""
+    valid: dict[str, bool]  # its results file was read
+    problems: dict[str, str | None]  # why its results cannot be shown (Catalog.problem)
+    errors: dict[str, str | None]  # why its results file is invalid (Catalog.errors), of a valid machine
+    summaries: dict[str, Summary]  # on the figure page, of a valid machine with no error
+    panels: list[str]  # the machines whose results panel the page shows
+    tables: dict[str, Table]  # the table models made: the panels' and a comparison's verdicts'
+    failed: dict[str, str]  # a panel's machine -> why its table cannot be made (file:line)
+    digests: dict[str, str]  # a shown panel's results file's sha256
+    committed: dict[str, tuple[str, str] | None]  # (path, commit) of a shown panel's results file as committed
 
 
 @dataclass(frozen=True)

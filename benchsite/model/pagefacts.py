@@ -1,13 +1,15 @@
 """What a figure's /bench page, or one machine's page of it, shows of the model, gathered in one call
 (:func:`gather`) as plain values: per machine its state (role, whether its results file was read,
 why it cannot be shown), its summary, its table model, the comparison's verdicts, the results file's
-digest and the commit that holds it, its sessions; and the figure's reference machine and today's
-script hash. ``pages/pages.py`` adds what is made from these (the comparison cells, the history
-block, the chapter, the code) and ``views/benchpage.py`` renders the page.
+digest and the commit that holds it, its sessions, its cells against the reference machine, and the
+steps of the history the page shows; and the figure's reference machine and today's script hash.
+``pages/pages.py`` adds what the build's cache keeps of it (the panels, the ceilings, the code) and
+the chapter, and ``views/benchpage.py`` renders the page.
 
-One way down: the catalog's own lookups first, then today's code hash, the results files' digests
-and the table models (each once, through the catalog), the commits that hold the files, then the
-sessions (``sessions.history``, through the catalog's session texts). Nothing here calls back.
+One way down: the catalog's facts in one call (:meth:`Catalog.page_facts`: its own lookups, then
+today's code hash, the results files' digests, the table models and the commits that hold the
+files), then the sessions (``sessions.history``, through the catalog's session texts), then the cells
+(``model/cells.py``: the machines against the reference, the consecutive sessions). Nothing here calls back.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchsite.model import comparisons, sessions
-from benchsite.model.catalog import Catalog, Summary, Unavailable
+from benchsite.model.catalog import Catalog, Summary
+from benchsite.model.cells import Cell, of_machines, of_sessions
 from benchsite.model.table import Table
 
 
@@ -37,6 +40,20 @@ class Machine:
     committed: tuple[str, str] | None = None  # (path, commit) of its results file as committed
     side: bool = False  # a comparison's recorded side file is there
     history: sessions.History | None = None  # its sessions, where its panel is shown and has no problem
+    cells: list[Cell] | None = None  # its cells against the reference machine, where it is compared
+    steps: list[Step] = field(default_factory=list)  # between its consecutive sessions, newest first, where
+    # the page shows its history (the machine page's machine, the figure page's reference)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a machine's history: two consecutive sessions, every cell of the newer against the
+    older (unpaired rule) and what changed in the provenance around it (``sessions.env_diff``)."""
+
+    old: sessions.Session
+    new: sessions.Session
+    cells: list[Cell]
+    env: list[tuple[str, str, str]]
 
 
 @dataclass(frozen=True)
@@ -50,34 +67,32 @@ class PageFacts:
 
 
 def gather(cat: Catalog, fig_id: str, machine: str | None, max_tabs: int) -> PageFacts:
-    """The facts of ``fig_id``'s page (``machine`` None) or of its page on ``machine``. A page shows
-    the panel of every machine it is about, or past ``max_tabs`` machines the reference's alone."""
+    """The facts of ``fig_id``'s page (``machine`` None) or of its page on ``machine``: the catalog's in
+    one call (:meth:`Catalog.page_facts`: a page shows the panel of every machine it is about, or past
+    ``max_tabs`` machines the reference's alone), a comparison's verdicts from its tables, and the
+    sessions of each machine whose panel is shown."""
     fig = cat.figures[fig_id]
-    ref = cat.reference(fig_id)
-    names = cat.machines(fig_id) if machine is None else [machine]
-    valid = {m: (fig_id, m) in cat.frames for m in names}
-    problems = {m: cat.problem(fig_id, m) for m in names}
-    roles = {m: cat.role(m) for m in names}
-    errors = {m: cat.errors.get((fig_id, m)) for m in names if valid[m]}
-    panels = names if machine is not None or len(names) <= max_tabs else [ref or names[0]]
-    now = cat.current_sha(fig_id).script
-    summaries = {m: cat.summary(fig_id, m) for m in names if machine is None and valid[m] and errors[m] is None}
-    verdicts: dict[str, list] = {m: [] for m in names}
+    found = cat.page_facts(fig_id, machine, max_tabs)
+    verdicts: dict[str, list] = {m: [] for m in found.names}
     if fig.compare is not None and fig.ratio is not None:  # a comparison's answer per machine and row
-        for m in (m for m in names if valid[m] and not problems[m]):
-            tab = cat.table(fig_id, m)
+        for m in (m for m in found.names if found.valid[m] and not found.problems[m]):
+            tab = found.tables[m]
             verdicts[m] = [(row, eq, tab.runs) for row, eq in zip(tab.rows, tab.same(fig.compare.margin))]
-    tables, failed = {}, {}
-    for m in panels:
-        try:
-            tables[m] = cat.table(fig_id, m)
-        except Unavailable as err:
-            failed[m] = str(err)
-    digests = {m: cat.csv_digest(fig_id, m) for m in tables}
-    committed = {m: cat.data_commit(fig_id, m) for m in tables}
-    sides = ({m for m in names if comparisons.side_file(cat.results, m, fig.stem).is_file()}
+    sides = ({m for m in found.names if comparisons.side_file(cat.results, m, fig.stem).is_file()}
              if fig.compare is not None else set())
-    hists = {m: sessions.history(cat, fig_id, m) for m in panels if not problems[m]}
-    return PageFacts(ref, [Machine(m, roles[m], valid[m], problems[m], errors.get(m), summaries.get(m), verdicts[m],
-                                   m in panels, tables.get(m), failed.get(m), digests.get(m, ""),
-                                   committed.get(m), m in sides, hists.get(m)) for m in names], now)
+    hists = {m: sessions.history(cat, fig_id, m) for m in found.panels if not found.problems[m]}
+    ref = found.ref
+    # The cells a page compares: each valid machine against the reference (a machine page: its own,
+    # when the figure has a reference), and the steps of the history the page shows.
+    compared = [m for m in found.names if found.valid[m] and m != ref and (machine is None or ref is not None)]
+    versus = {m: of_machines(cat, fig_id, m, ref) for m in compared}
+    about = ref if machine is None else machine
+    hist = hists.get(about)
+    steps = ([Step(a, b, of_sessions(cat, a, b), sessions.env_diff(a, b))
+              for a, b in zip(hist.sessions, hist.sessions[1:])][::-1] if hist is not None else [])
+    return PageFacts(ref, [
+        Machine(m, found.roles[m], found.valid[m], found.problems[m], found.errors.get(m), found.summaries.get(m),
+                verdicts[m], m in found.panels, found.tables.get(m) if m in found.panels else None,
+                found.failed.get(m), found.digests.get(m, ""), found.committed.get(m), m in sides, hists.get(m),
+                versus.get(m), steps if m == about else [])
+        for m in found.names], found.now)

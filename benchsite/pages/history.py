@@ -8,7 +8,8 @@ rendering or to the verdict rule does, since verdicts are computed at build time
   /bench/changes/<machine>/              the cells that moved between the last two sessions
 
 Data comes from ``sessions.py`` (computed once per build); verdicts between sessions
-are the unpaired rule's (``compare.table_cells``: runs of two sessions are not paired).
+are the unpaired rule's (``model/cells.py``: runs of two sessions are not paired). A figure's history
+block is the model's (``model/pagefacts.py``) rendered by ``views/history_chart.py``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
-
 from benchsite.core import urls
 from benchsite.core.urls import session_path
-from benchsite.model import stats
+from benchsite.model.cells import of_sessions
 from benchsite.model.figures import Figure
-from benchsite.model.sessions import History, Session, env_diff, history
-from benchsite.views import compare, fmt, history_chart, render
+from benchsite.model.sessions import Session, env_diff, history
+from benchsite.views import fmt, history_chart, render
 from benchsite.views import session as session_view
 from benchsite.views.html import render as template
 
@@ -48,47 +47,12 @@ def session_ids(cat, fig: Figure, machine: str) -> list[str]:
 
 # --- between two sessions ------------------------------------------------------------------
 
-def _cells(cat, old: Session, new: Session) -> list[compare.Cell]:
-    return cat.memo(("session-cells", old.fig_id, old.machine, old.id, new.id),
-                    lambda: compare.table_cells(new.table, old.table, machines=True))
-
-
 def step(cat, old: Session, new: Session, link) -> dict:
-    """One step of the history: the verdict on every cell and what changed around it (kept
-    between builds by the two sessions' digests and where the page links from)."""
+    """One step of the history (``history_chart.step``): the verdict on every cell and what changed
+    around it (kept between builds by the two sessions' digests and where the page links from)."""
     links = [link(session_path(s.fig_id, s.machine, s.id)) for s in (old, new)] + [link(render.RULE_PATH)]
     return cat.stored("step", (old.digest, new.digest, *links),
-                      lambda: _step(cat, old, new, link))
-
-
-def _step(cat, old: Session, new: Session, link) -> dict:
-    found = _cells(cat, old, new)
-    moved = [c for c in found if c.verdict == stats.RESULT]
-    return {"old": old.id, "new": new.id, "old_href": link(session_path(old.fig_id, old.machine, old.id)),
-            "new_href": link(session_path(new.fig_id, new.machine, new.id)),
-            "count": compare.results_count(found), "moved": [_moved(c) for c in moved],
-            "env": env_diff(old, new),
-            "table": Markup(compare.html_table(found, new.id, old.id, link(render.RULE_PATH)))}
-
-
-def _moved(c: compare.Cell) -> dict:
-    return {"cell": f"{c.quantity} at {c.group}" if c.group else c.quantity,
-            "before": c.shown(c.b), "after": c.shown(c.a), "ratio": f"{fmt.sig(c.ratio)}×"}
-
-
-def history_html(fig: Figure, machine: str, hist: History, ctx: Context) -> str:
-    """The history block of a figure on a machine (its :func:`history`): chart, then each step newest first."""
-    cat = ctx.catalog
-    for message in hist.errors.values():
-        ctx.on_problem(message)
-    steps = [step(cat, a, b, ctx.link) for a, b in zip(hist.sessions, hist.sessions[1:])][::-1]
-    heads = [s.table.headline for s in hist.sessions if s.table.headline]
-    drawn = history_chart.chart(list(hist.sessions), ctx.link)
-    return str(template("history.html", where=f"{fig.id} on {machine}", chart=drawn,
-                        what=heads[-1].what if heads else "",
-                        sessions=len(hist.sessions), steps=steps, compared=fig.compare is not None,
-                        made_by=fig.compare.made_by if fig.compare is not None else "", errors=[
-                            render.error_box(fig.id, m) for m in hist.errors.values()]))
+                      lambda: history_chart.step_shown(old, new, of_sessions(cat, old, new), env_diff(old, new), link))
 
 
 # --- a session's page (views/session.py renders it) ------------------------------------------

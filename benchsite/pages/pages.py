@@ -29,9 +29,10 @@ from benchsite.core import urls
 from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
 from benchsite.model import comparisons, pagefacts, sessions
 from benchsite.model.catalog import Catalog, Unavailable
+from benchsite.model.cells import Cell, of_machines
 from benchsite.model.figures import Figure
 from benchsite.pages import history
-from benchsite.views import benchpage, compare, render
+from benchsite.views import benchpage, render
 from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
 
@@ -167,22 +168,10 @@ def chapter_title(text: str) -> str | None:
     return title.group(1).strip() if title else None
 
 
-def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[compare.Cell]:
-    """Every cell of ``machine`` against the reference ``ref`` (its machine page's comparison, and
-    the count of results in the figure's machines table), each decided, kept under the build cache."""
-    def made() -> list[compare.Cell]:
-        # machines=True: these pages compare machines on purpose, so different hardware is the point
-        found = compare.table_cells(cat.table(fig.id, machine), cat.table(fig.id, ref), machines=True)
-        for cell in found:
-            cell.decision  # noqa: B018 - decided here, once, and stored with the cell (a cached property)
-        return found
-
-    memo = ("cells", fig.id, machine, ref)  # once per build (Catalog.derived: the catalog calls no code of ours)
-    found = cat.derived.get(memo)
-    if found is None:
-        key = cat.pair_key(fig.id, machine, ref)  # both results files by digest, today's code hashes
-        found = cat.derived[memo] = cat.stored("cells", key, made)
-    return found
+def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[Cell]:
+    """Every cell of ``machine`` against the reference ``ref``, each decided (``cells.of_machines``:
+    once per build, kept under the build cache)."""
+    return of_machines(cat, fig.id, machine, ref)
 
 
 def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:
@@ -230,8 +219,9 @@ def _machine_cells(cat: Catalog, fig: Figure, machine: str, ctx: Context) -> lis
     if (fig.id, machine) in cat.errors:
         ctx.on_problem(cat.errors[(fig.id, machine)])
         return [f"**invalid results**: {md(cat.errors[(fig.id, machine)])}", "—", "—"]
+    figure, rule = _rel(ctx, figure_src(fig.id)), _rel(ctx, "verdicts.md")
     found = cat.summary(fig.id, machine)  # not the table: these lists name every machine
-    return benchpage.machine_cells(fig, found, functools.partial(urls.rel, ctx.src_uri))
+    return benchpage.machine_cells(fig, found, figure, rule)
 
 
 def _index_rows(fig: Figure, ctx: Context) -> list[str]:
@@ -279,27 +269,39 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     cells with the reference, the blocks other pages share: a panel's rows against the machine's
     ceilings, the history block), the figure's chapter and its code. :func:`benchsite.views.benchpage.page`
     renders the rest (the panels and their charts through the build's cache, the cite blocks, the tables)."""
-    cat = ctx.catalog
-    facts = pagefacts.gather(cat, fig.id, machine, MAX_TABS)
+    facts = pagefacts.gather(ctx.catalog, fig.id, machine, MAX_TABS)
     ref, shown = facts.ref, facts.machines
     for m in shown:
         if m.error is not None and machine is None:  # said in the machines table
             ctx.on_problem(m.error)
         if m.failed is not None:  # its panel is an error box
             ctx.on_problem(m.failed)
-    compared = [m.name for m in shown if m.valid and m.name != ref and (machine is None or ref is not None)]
-    cells = {m: comparison_cells(cat, fig, m, ref) for m in compared}
+        if m.history is not None and m.name == (ref if machine is None else machine):  # in its history block
+            for message in m.history.errors.values():
+                ctx.on_problem(message)
+    # What the build's cache keeps, made here: the rows against the machine's ceilings, the script's
+    # code, and each panel, kept by its results file and links for every page that shows it (the
+    # chapter's figure too: machine_panel). Then the page's links to other source files.
     ceilings = {m.name: ceiling_section(m.table, ctx) for m in shown if m.table is not None}
-    about = next((m for m in shown if m.name == (ref if machine is None else machine) and m.history is not None), None)
-    hist = history.history_html(fig, about.name, about.history, ctx) if about is not None else ""
     chapter = chapter_link(fig, ctx)
     code = _code(fig, ctx) if machine is None else ""
+    panels = {m.name: ctx.cache.machine_panel(m.table, site_link(layout.site_path(m.name, fig.stem)),
+                                              site_link(render.RULE_PATH), m.digest, ceilings[m.name])
+              for m in shown if m.table is not None}
+    src = ctx.src_uri
+    links = benchpage.Links(
+        urls.rel(src, figure_src(fig.id)), urls.rel(src, "verdicts.md"),
+        {m.name: urls.rel(src, machine_src(fig.id, m.name)) for m in shown},
+        {m.name: urls.rel(src, layout.site_path(m.name, fig.stem)) for m in shown},
+        {m.name: urls.rel(src, layout.site_path(m.name, fig.stem, comparisons.SIDE)) for m in shown if m.side},
+        {m.name: urls.rel(src, urls.session_src(fig.id, m.name, m.history.latest.id)) for m in shown
+         if m.history is not None and m.history.latest is not None},
+        {m.name: urls.rel(src, urls.changes_src(m.name)) for m in shown})
     return benchpage.BenchPage(
-        fig, machine, [benchpage.Shown(m, cells.get(m.name), site_link(layout.site_path(m.name, fig.stem)),
-                                       ceilings.get(m.name, ""), ctx.link(layout.site_path(m.name, fig.stem)))
+        fig, machine, [benchpage.Shown(m, panels.get(m.name, ""), ctx.link(layout.site_path(m.name, fig.stem)))
                        for m in shown],
-        ref, facts.now, ctx.src_uri, ctx.cache, chapter, hist, code, ctx.link(render.RULE_PATH),
-        site_link(render.RULE_PATH), ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url))
+        ref, facts.now, links, ctx.cache, chapter, code, ctx.link(render.RULE_PATH),
+        ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url))
 
 
 def _code(fig: Figure, ctx: Context) -> str:

@@ -1,6 +1,6 @@
-"""One figure on two machines (or two sessions of one machine), cell by cell:
-ratio of medians, and whether the difference is a result by the unpaired rule of
-docs/verdicts.md ("How a verdict is decided", :func:`stats.unpaired_verdict`).
+"""One figure on two machines (or two sessions of one machine), cell by cell (the cells:
+``model/cells.py``): ratio of medians, and whether the difference is a result by the unpaired rule
+of docs/verdicts.md ("How a verdict is decided", :func:`stats.unpaired_verdict`).
 
 The same cells feed the site (:func:`html_table`) and the terminal
 (``python -m benchsite.views.compare A B``, behind ``make compare``), so the two can
@@ -12,10 +12,8 @@ different hardware, or cannot tell, is not a verdict.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -23,88 +21,28 @@ import pandas as pd
 from benchkit import layout
 from benchsite.model import stats
 from benchsite.model.catalog import Catalog, results_dir
+from benchsite.model.cells import (  # noqa: F401 - the cells' names, as this module has always offered them
+    DIFFERENT_HARDWARE,
+    HARDWARE_COLUMNS,
+    ONE_RUN,
+    UNKNOWN,
+    UNKNOWN_HARDWARE,
+    Cell,
+    cross_verdict,
+    hardware_check,
+    table_cells,
+)
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.views import fmt, quantities
 from benchsite.views.html import render
 
-ONE_RUN = "not a result yet (one run)"
-DIFFERENT_HARDWARE = "different hardware: not a verdict"
-UNKNOWN_HARDWARE = "hardware not recorded: not a verdict"
 RULE_PAGE = "docs/verdicts.md"  # "How a verdict is decided"
-# What "the same hardware" means: these provenance columns agree on both sides.
-HARDWARE_COLUMNS = ("platform", "device_kind", "device_count", "cpu_vendor", "cpu_family",
-                    "cpu_model_number", "cpu_count")
-UNKNOWN = {"unknown", "", "nan", "None"}
 
 
-def hardware_check(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> str | None:
-    """None when both folders' provenance names the same hardware; else the refusal
-    (DIFFERENT_HARDWARE, or UNKNOWN_HARDWARE when a column is missing or "unknown")."""
-    unknown = False
-    for col in HARDWARE_COLUMNS:
-        if col not in frame_a or col not in frame_b:
-            unknown = True
-            continue
-        va, vb = ({str(v) for v in f[col].unique()} for f in (frame_a, frame_b))
-        if va & UNKNOWN or vb & UNKNOWN:
-            unknown = True
-        elif va != vb or len(va) > 1:
-            return DIFFERENT_HARDWARE
-    return UNKNOWN_HARDWARE if unknown else None
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell of a figure, measured on machine a and machine b."""
-
-    group: str  # the table row, e.g. "n=1024" ("" for a one-row figure)
-    quantity: str  # a variant, or "a / b" for the figure's ratio column
-    a: stats.Summary
-    b: stats.Summary
-    is_ratio: bool = False
-    refused: str | None = None  # why no verdict may be given (different hardware), else None
-
-    @property
-    def ratio(self) -> float:
-        """Median on a over median on b."""
-        return self.a.median / self.b.median
-
-    @functools.cached_property  # the count, the table and the page all ask for it
-    def decision(self) -> stats.Verdict:
-        if self.refused:
-            return stats.Verdict(self.refused, "the two folders' provenance does not name the same hardware "
-                                 f"({', '.join(HARDWARE_COLUMNS)}); pass --machines to compare machines")
-        return cross_verdict(self.a, self.b)
-
-    @property
-    def verdict(self) -> str:
-        return self.decision.text
-
-    def shown(self, s: stats.Summary) -> str:
-        return quantities.ratio_or_time(s, self.is_ratio)
-
-
-def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:
-    """stats.unpaired_verdict on the two sides' run values, except that a single
-    run on either side has no spread to compare with, so it decides nothing."""
-    if min(a.runs, b.runs) < 2:
-        return stats.Verdict(ONE_RUN, "one run has no run-to-run spread to compare with",
-                             runs=min(a.runs, b.runs))
-    return stats.unpaired_verdict(a, b)
-
-
-def table_cells(a: Table, b: Table, machines: bool = False) -> list[Cell]:
-    """The cells both tables measured with the same parameters (``Table.quantities`` and
-    ``Table.workloads``), in a's table order: a size picked per platform or per cache size
-    makes the cell a different workload, left out rather than compared.
-
-    Without ``machines``, a difference in hardware (:func:`hardware_check`) makes
-    every cell's verdict a refusal: comparing machines must be asked for."""
-    refused = None if machines else hardware_check(a.frame, b.frame)
-    qa, qb = a.quantities, b.quantities
-    same = [key for key in qa if key in qb and a.workloads[key] == b.workloads[key]]
-    return [Cell(g, q, qa[(g, q)][0], qb[(g, q)][0], qa[(g, q)][1], refused) for g, q in same]
+def side_text(c: Cell, s: stats.Summary) -> str:
+    """One side of a cell as text."""
+    return quantities.ratio_or_time(s, c.is_ratio)
 
 
 def cells(frame_a: pd.DataFrame, frame_b: pd.DataFrame, fig: Figure, machines: bool = False) -> list[Cell]:
@@ -123,7 +61,7 @@ def results_count(found: list[Cell], short: bool = False) -> str:
 
 def table_rows(found: list[Cell]) -> list[tuple[str, ...]]:
     """Plain-text cells, shared by the HTML and the terminal tables."""
-    return [(c.group or "—", c.quantity, c.shown(c.a), c.shown(c.b), f"{fmt.sig(c.ratio)}×", c.verdict)
+    return [(c.group or "—", c.quantity, side_text(c, c.a), side_text(c, c.b), f"{fmt.sig(c.ratio)}×", c.verdict)
             for c in found]
 
 

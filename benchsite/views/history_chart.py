@@ -1,7 +1,8 @@
-"""The history chart: the headline cell of a figure on a machine across its sessions, drawn from
-the sessions (``model/sessions.py``) with the chart kit (``axes.py``, ``templates/axes.html``); each
-point links to that session's page. ``pages/history.py`` gathers the sessions and renders the
-history block around it.
+"""The history of a figure on a machine: the block a machine's page (and the figure's page, of the
+reference machine) shows, with its chart of the headline cell across the sessions, drawn from the
+sessions (``model/sessions.py``) with the chart kit (``axes.py``, ``templates/axes.html``), each point
+a link to that session's page; then each step between consecutive sessions (:func:`step_shown`, which the
+changes page shows too), from the cells the model compared (``model/cells.py``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import math
 from markupsafe import Markup
 
 from benchsite.core.urls import session_path
+from benchsite.model import stats
+from benchsite.model.cells import Cell
+from benchsite.model.figures import Figure
 from benchsite.model.sessions import Session
-from benchsite.views import axes, quantities
+from benchsite.views import axes, compare, fmt, quantities, render
 from benchsite.views.html import render as template
 
 WIDTH, HEIGHT = 440, 220  # the history chart's user units: legible when a phone shrinks it
@@ -70,3 +74,31 @@ def chart(points: list[Session], link) -> Markup | None:
     return template("history_chart.html", width=WIDTH, height=HEIGHT, font=FONT, left=LEFT, right=WIDTH - RIGHT,
                     top=TOP, bottom=HEIGHT - BOTTOM, points=out, ticks=ticks, what=what,
                     line=" ".join(f"{'M' if i == 0 else 'L'}{p['x']} {p['y']}" for i, p in enumerate(out)))
+
+
+def step_shown(old: Session, new: Session, found: list[Cell], env: list[tuple[str, str, str]], link) -> dict:
+    """One step between two sessions, as ``templates/history.html`` and ``templates/changes.html``
+    show it: the verdict on every cell (``found``, new against old) and what changed around it
+    (``env``: ``sessions.env_diff``); ``link`` makes a site path a URL from the page."""
+    moved = [c for c in found if c.verdict == stats.RESULT]
+    return {"old": old.id, "new": new.id, "old_href": link(session_path(old.fig_id, old.machine, old.id)),
+            "new_href": link(session_path(new.fig_id, new.machine, new.id)),
+            "count": compare.results_count(found), "moved": [_moved(c) for c in moved],
+            "env": env, "table": Markup(compare.html_table(found, new.id, old.id, link(render.RULE_PATH)))}
+
+
+def _moved(c: Cell) -> dict:
+    return {"cell": f"{c.quantity} at {c.group}" if c.group else c.quantity,
+            "before": compare.side_text(c, c.b), "after": compare.side_text(c, c.a), "ratio": f"{fmt.sig(c.ratio)}×"}
+
+
+def history_block(fig: Figure, machine: str, sessions: list[Session], steps: list[dict], errors: list[str],
+                  link) -> str:
+    """The history block of a figure on a machine: the sessions that could not be read (``errors``,
+    file:line), the chart, then each step (:func:`step_shown`), newest first."""
+    heads = [s.table.headline for s in sessions if s.table.headline]
+    return str(template("history.html", where=f"{fig.id} on {machine}", chart=chart(sessions, link),
+                        what=heads[-1].what if heads else "", sessions=len(sessions), steps=steps,
+                        compared=fig.compare is not None,
+                        made_by=fig.compare.made_by if fig.compare is not None else "",
+                        errors=[render.error_box(fig.id, m) for m in errors]))
