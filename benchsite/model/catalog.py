@@ -361,11 +361,7 @@ class Catalog:
     def _keys(self, fig_id: str, machine: str) -> tuple[Figure, Path, CodeHash, str]:
         """(figure, results file, today's code hashes, the file's digest: "" without a build cache):
         what a pair's table and summary are made from and kept by."""
-        fig = self.figures[fig_id]
-        known = self._sha.get(fig_id)
-        harness = self.harness_sha if known is None else ""
-        path = self.csv_path(fig_id, machine)
-        sha = known or self._sha.setdefault(fig_id, code_hash(fig.script, fig.script_rel, harness, fig.compare is None))
+        fig, path, sha = self.figures[fig_id], self.csv_path(fig_id, machine), self.current_sha(fig_id)
         digest = ""
         if self.disk:
             digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
@@ -550,9 +546,10 @@ class Catalog:
         today's script hash, and per machine its state, its summary (the figure page), its table model
         where its panel is shown (past ``max_tabs`` machines the reference's alone) or where a
         comparison's verdicts are read, its results file's digest and the commit that holds it.
-        The catalog's own lookups first; then down once, machine by machine: today's code hashes
-        (``staleness``), the results file's digest (``cachefile``), its table model and summary (kept
-        by the build cache: ``cachefile``, ``table``); then the commits that hold the files (``gitdata``)."""
+        The catalog's own lookups first; then the summaries and table models (each made once per build
+        and kept under the build cache by its results file's digest and today's code hashes:
+        ``staleness``, ``cachefile``, ``table``), the digests, and the commits that hold the files
+        (``gitdata``). It calls no code of its caller's."""
         fig = self.figures[fig_id]
         ref = self.reference(fig_id)
         names = self.machines(fig_id) if machine is None else [machine]
