@@ -265,10 +265,10 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     """Everything a figure's page (``machine`` None) or one machine's page of it shows, as plain data
     gathered in one pass, one way: the model's facts in one call (``model/pagefacts.py``: the
     machines, their state, summaries and table models, the results files' digests and commits, the
-    sessions), then what is made from them and kept by the build cache (each machine's comparison
-    cells with the reference, the blocks other pages share: a panel's rows against the machine's
-    ceilings, the history block), the figure's chapter and its code. :func:`benchsite.views.benchpage.page`
-    renders the rest (the panels and their charts through the build's cache, the cite blocks, the tables)."""
+    sessions, the cells against the reference machine and the steps of the history), then what the
+    build's cache keeps of them (a panel's rows against the machine's ceilings, the code, each panel),
+    the figure's chapter and the page's links. :func:`benchsite.views.benchpage.page` renders the rest
+    (the cite blocks, the tabs, the comparisons, the history block, the Markdown around them)."""
     facts = pagefacts.gather(ctx.catalog, fig.id, machine, MAX_TABS)
     ref, shown = facts.ref, facts.machines
     for m in shown:
