@@ -5,7 +5,7 @@ import pytest
 
 from benchfixtures import demo_figure
 from benchkit import results
-from benchsite.model import stats
+from benchsite.model import cells, stats
 from benchsite.model.catalog import Catalog
 from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table, groups
@@ -81,7 +81,7 @@ def test_difference_inside_the_spread_is_not_a_result(tmp_path, fig):
 def test_one_run_decides_nothing(tmp_path, fig):
     a = frame_of(write_machine(tmp_path, "cpu-a", scale=3.0, runs=1))
     b = frame_of(write_machine(tmp_path, "cpu-b"))
-    assert {c.verdict for c in compare.cells(a, b, fig)} == {compare.ONE_RUN}
+    assert {c.verdict for c in compare.cells(a, b, fig)} == {cells.ONE_RUN}
 
 
 def test_only_cells_both_machines_measured_are_compared(tmp_path, fig):
@@ -138,30 +138,30 @@ def test_different_hardware_is_not_a_verdict_unless_asked(tmp_path, fig):
     a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, hardware={"cpu_model_number": "17"}))
     b = frame_of(write_machine(tmp_path, "cpu-b"))
     refused = compare.cells(a, b, fig)
-    assert {c.verdict for c in refused} == {compare.DIFFERENT_HARDWARE} == {"different hardware: not a verdict"}
-    assert compare.results_count(refused, short=True) == compare.DIFFERENT_HARDWARE
+    assert {c.verdict for c in refused} == {cells.DIFFERENT_HARDWARE} == {"different hardware: not a verdict"}
+    assert compare.results_count(refused, short=True) == cells.DIFFERENT_HARDWARE
     asked = {c.verdict for c in compare.cells(a, b, fig, machines=True)}
     assert stats.RESULT in asked
 
 
-@pytest.mark.parametrize("column", compare.HARDWARE_COLUMNS)
+@pytest.mark.parametrize("column", cells.HARDWARE_COLUMNS)
 def test_each_hardware_column_counts(tmp_path, fig, column):
     changed = {"device_count": 2, "cpu_count": 8}.get(column, "other")
     a = frame_of(write_machine(tmp_path, "cpu-a", hardware={column: changed}))
     b = frame_of(write_machine(tmp_path, "cpu-b"))
-    assert compare.hardware_check(a, b) == compare.DIFFERENT_HARDWARE
+    assert cells.hardware_check(a, b) == cells.DIFFERENT_HARDWARE
 
 
 def test_unknown_hardware_cannot_be_told_apart(tmp_path, fig):
     a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, hardware={"cpu_vendor": "unknown"}))
     b = frame_of(write_machine(tmp_path, "cpu-b"))
-    assert {c.verdict for c in compare.cells(a, b, fig)} == {compare.UNKNOWN_HARDWARE}
+    assert {c.verdict for c in compare.cells(a, b, fig)} == {cells.UNKNOWN_HARDWARE}
 
 
 def test_same_hardware_two_sessions_gets_verdicts(tmp_path, fig):
     a = frame_of(write_machine(tmp_path, "cpu-a", scale=2.0, session_id="s-1"))
     b = frame_of(write_machine(tmp_path, "cpu-b", session_id="s-2"))
-    assert compare.hardware_check(a, b) is None
+    assert cells.hardware_check(a, b) is None
     assert stats.RESULT in {c.verdict for c in compare.cells(a, b, fig)}
 
 

@@ -21,17 +21,7 @@ import pandas as pd
 from benchkit import layout
 from benchsite.model import stats
 from benchsite.model.catalog import Catalog, results_dir
-from benchsite.model.cells import (  # noqa: F401 - the cells' names, as this module has always offered them
-    DIFFERENT_HARDWARE,
-    HARDWARE_COLUMNS,
-    ONE_RUN,
-    UNKNOWN,
-    UNKNOWN_HARDWARE,
-    Cell,
-    cross_verdict,
-    hardware_check,
-    table_cells,
-)
+from benchsite.model.cells import Cell, table_cells
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.views import fmt, quantities
