@@ -149,3 +149,24 @@ def test_the_cache_is_the_projects_being_built_not_the_installs(tmp_path, monkey
     assert cachefile.cache_dir() == tmp_path / ".cache" / "bench"
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "chosen"))
     assert cachefile.cache_dir() == tmp_path / "chosen"
+
+
+def test_the_chart_key_tells_apart_any_change_to_what_a_chart_is_drawn_from(setup):
+    """``chart_key`` hashes the drawing's input column by column (a numeric column's bytes, a text
+    column's values): one sample's time, one variant's name, one row index, each makes another key."""
+    from benchsite.build.buildcache import _chart_key
+
+    fig, path, _ = setup
+    tab = table_of(path, fig)
+    key = _chart_key(tab)
+    assert _chart_key(table_of(path, fig)) == key  # the same samples read again: the same key
+
+    def edited(change):
+        frame = tab.frame.copy()
+        change(frame)
+        return _chart_key(Table.of(frame, fig))
+
+    first = tab.rows[0].samples.index[0]
+    assert edited(lambda f: f.loc.__setitem__((first, "time_s"), f.loc[first, "time_s"] * (1 + 1e-12))) != key
+    assert edited(lambda f: f.loc.__setitem__((first, "boundary"), "dispatch ")) != key
+    assert edited(lambda f: setattr(f, "index", f.index + 1)) != key
