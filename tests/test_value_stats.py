@@ -159,3 +159,37 @@ def test_the_value_markers_ratio_and_difference_pair_only_the_runs_both_variants
         for name, series in got.items():
             pd.testing.assert_series_equal(series, expected[name], check_exact=True, check_index_type=False,
                                            obj=f"{name} over runs {a_runs} and {b_runs}")
+
+
+def _summary_by_numpy(values):
+    """``stats.summarize`` as it was, all numpy: what the plain-Python one must give to the bit."""
+    every = np.asarray(values, dtype=float)
+    kept = every[~np.isnan(every)]
+    if not kept.size:
+        return (math.nan, math.nan, math.nan, int(every.size), tuple(every.tolist()))
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e308 + 1.5e308, inf - inf
+        return (float(np.median(kept)), float(kept.min()), float(kept.max()), int(every.size),
+                tuple(every.tolist()))
+
+
+def test_summarize_gives_numpys_median_min_and_max_to_the_bit():
+    """``stats.summarize`` sorts in plain Python (a table asks it of every cell): the same median,
+    min and max as ``np.median``, ``min`` and ``max`` of the values that are not NaN, to the bit
+    (the sign of a zero included): odd and even counts, ties, NaN, infinities, sums that overflow."""
+    rng = np.random.default_rng(38)
+    cases = [[], [math.nan], [1.0], [2.0, 1.0], [0.0, -0.0, 0.0], [-0.0, 0.0], [-0.0, 1.0, 0.0, 2.0],
+             [1e308, 1.5e308], [math.inf, 1.0], [-math.inf, math.inf], [math.nan, 3.0, 1.0, math.nan]]
+    for _ in range(400):
+        n = int(rng.integers(1, 12))
+        values = rng.lognormal(-9, 1, n)
+        if rng.random() < 0.3:
+            values = np.round(values, 5)  # ties
+        if rng.random() < 0.2:
+            values[rng.integers(n)] = math.nan
+        if rng.random() < 0.1:
+            values[rng.integers(n)] = rng.choice([0.0, -0.0, math.inf, -1.0])
+        cases.append(values.tolist())
+    for values in cases:
+        for given in (values, np.asarray(values, dtype=float), pd.Series(values, dtype=float)):
+            got = stats.summarize(given)
+            assert repr((got.median, got.low, got.high, got.runs, got.values)) == repr(_summary_by_numpy(values))

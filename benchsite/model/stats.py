@@ -97,12 +97,25 @@ class Summary:
 def summarize(values: pd.Series | np.ndarray) -> Summary:
     """Median [min..max] of the values that are not NaN (as pandas reduces them); ``runs`` and
     ``values`` count every one. In numpy: a table asks this of every cell, a page of every value."""
-    every = np.asarray(values, dtype=float)
-    kept = every[~np.isnan(every)]
-    if not kept.size:
-        return Summary(math.nan, math.nan, math.nan, int(every.size), tuple(every.tolist()))
-    return Summary(float(np.median(kept)), float(kept.min()), float(kept.max()), int(every.size),
-                   tuple(every.tolist()))
+    every = np.asarray(values, dtype=float).tolist()
+    kept = sorted(v for v in every if v == v)  # NaN is the one value not equal to itself
+    if not kept:
+        return Summary(math.nan, math.nan, math.nan, len(every), tuple(every))
+    if 0.0 in kept:  # which of 0.0 and -0.0 numpy's partition, min and max leave is numpy's own
+        ours = np.asarray(kept)
+        return Summary(float(np.median(ours)), float(ours.min()), float(ours.max()), len(every), tuple(every))
+    return Summary(median_of(kept), kept[0], kept[-1], len(every), tuple(every))
+
+
+def median_of(ordered: list[float]) -> float:
+    """``np.median`` of a sorted list of floats with no NaN, in plain Python: the middle value, or
+    the mean of the middle two (``(a + b) / 2``, numpy's arithmetic to the bit), without numpy's
+    set-up for each call (a table asks a median of every cell, a few values each). Where a zero
+    is among them, numpy's own: which of 0.0 and -0.0 its partition leaves in the middle is its own."""
+    if 0.0 in ordered:
+        return float(np.median(np.asarray(ordered)))
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def run_medians(frame: pd.DataFrame, column: str = "time_s") -> pd.Series:
@@ -175,8 +188,8 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
         fracs[code].append(value)
     out = {}
     for key, code in seen.items():  # in order of first appearance
-        kept = [v for v in fracs[code] if v == v]
-        out[key] = float(np.median(kept)) if kept else float("nan")
+        kept = sorted(v for v in fracs[code] if v == v)
+        out[key] = median_of(kept) if kept else float("nan")
     return out
 
 
