@@ -95,12 +95,12 @@ def by_row_and_variant(parts: list[pd.DataFrame], name: str) -> list[dict[str, s
         column = times if metric.column == "time_s" else part[metric.column].to_numpy(dtype=float)
         for variant in sorted(set(variants.tolist())):
             chosen = variants == variant
-            values = stats.per_run_median(runs[chosen], column[chosen]).to_numpy()
+            values = stats.per_run_medians(runs[chosen], column[chosen])[1]
             if metric.column != "time_s":
                 kept = ~np.isnan(values)
                 values = values[kept]
                 if metric.rate:
-                    values = values / stats.per_run_median(runs[chosen], times[chosen]).to_numpy()[kept]
+                    values = values / stats.per_run_medians(runs[chosen], times[chosen])[1][kept]
                     values = values[~np.isnan(values)]
             found[variant] = stats.summarize(values) if values.size else None
         out.append(found)

@@ -129,9 +129,16 @@ def per_run_median(runs: np.ndarray, values: np.ndarray, name: str = "time_s") -
     sort, NaN skipped (a run with no value left is NaN), the median of an even count the mean of
     the middle two, as pandas takes it. (Pandas' own selection can leave a zero's sign as the
     input had it; a time is never zero.)"""
+    keys, medians = per_run_medians(runs, values)
+    return pd.Series(medians, index=pd.Index(keys, name="run"), name=name)
+
+
+def per_run_medians(runs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`per_run_median` as two arrays, (runs in order, their medians), for a caller that
+    wants the numbers alone (no Series to make: ``metrics.by_row_and_variant``)."""
     values = np.asarray(values, dtype=float)
     if not runs.size:
-        return pd.Series(values, index=pd.Index(runs, name="run"), name=name)
+        return runs, values
     order = np.lexsort((values, runs))  # by run, then value, NaN last within a run
     runs, values = runs[order], values[order]
     starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
@@ -140,7 +147,7 @@ def per_run_median(runs: np.ndarray, values: np.ndarray, name: str = "time_s") -
     # An odd count's middle is taken as it is; an even count's mean overflows as pandas' does.
     with np.errstate(over="ignore"):
         medians = np.where(counts % 2 == 1, high, (low + high) / 2)
-    return pd.Series(medians, index=pd.Index(runs[starts], name="run"), name=name)
+    return runs[starts], medians
 
 
 def run_minima(frame: pd.DataFrame) -> pd.Series:
