@@ -91,6 +91,23 @@ def test_summaries_equal_what_the_table_model_computes_from_the_raw_file(committ
 NOT_ALIKE = {"calls", "compiles", "detail"}
 
 
+def test_the_latest_session_without_the_history_is_the_historys_latest(committed):
+    """``sessions.latest`` (a page's header: which session it quotes) reads no kept session, and
+    names the session ``history(...).latest`` does, on every committed pair, before and after the
+    history is made."""
+    from benchsite.model.catalog import Catalog
+
+    fresh = Catalog.build(committed.results, bench_dir=committed.bench_dir)
+    for fig_id, machine in sorted(fresh.frames):
+        alone = sessions.latest(fresh, fig_id, machine)
+        assert ("history", fig_id, machine) not in fresh.derived  # no history was made for it
+        whole = sessions.history(fresh, fig_id, machine).latest
+        assert (alone is None) == (whole is None)
+        if whole is not None:
+            assert (alone.id, alone.date, alone.latest) == (whole.id, whole.date, whole.latest)
+        assert sessions.latest(fresh, fig_id, machine) is whole
+
+
 def test_a_session_is_typed_as_its_results_file(committed):
     """The one validator types a column of a kept or compacted session as it types the same column
     of a results file: a session's table reads the frame a results file's table reads."""

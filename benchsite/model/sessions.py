@@ -150,6 +150,17 @@ def history(cat: Catalog, fig_id: str, machine: str) -> History:
     return done
 
 
+def latest(cat: Catalog, fig_id: str, machine: str) -> Session | None:
+    """``history(cat, fig_id, machine).latest`` without the kept sessions when the history is not
+    made yet: the latest session with the greatest id of those the results file holds (the kept ones
+    are never the latest). A page's header names it, and reads no kept session for it."""
+    done = cat.derived.get(("history", fig_id, machine))
+    if done is not None:
+        return done.latest
+    found = _latest(cat, cat.figures[fig_id], machine)
+    return found[max(found)] if found else None
+
+
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
