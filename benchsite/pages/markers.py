@@ -19,7 +19,7 @@ from markupsafe import Markup
 from benchkit import layout
 from benchkit.runner import DEFAULT_RUNS
 from benchsite.core import urls
-from benchsite.model import calibration, metrics, noise, quotes, stats
+from benchsite.model import calibration, metrics, noise, quotes, sessions, stats
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.claim_syntax import ClaimError
 from benchsite.model.figures import Figure
@@ -170,10 +170,10 @@ def whose_numbers(markdown: str, ctx: Context) -> str:
         return ""
     groups = []
     for machine, figs in sorted(by_machine.items(), key=lambda item: (cat.role(item[0]) != "measured here", item[0])):
-        found = [pages.latest_session(cat.figures[f], machine, ctx) for f in figs]
-        sessions = sorted({(s.id, s.date) for s in found if s is not None})
+        found = [sessions.latest(cat, f, machine) for f in figs]  # the kept sessions unread
+        held = sorted({(s.id, s.date) for s in found if s is not None})
         groups.append({"machine": machine, "role": cat.role(machine), "figures": figs, "all": len(figs) == sum(
-            map(len, by_machine.values())), "sessions": [{"id": i, "date": d} for i, d in sessions]})
+            map(len, by_machine.values())), "sessions": [{"id": i, "date": d} for i, d in held]})
     return str(template("whose.html", groups=groups, reference=cat.declared,
                         yours=ctx.link("your-machine/"), run=ctx.link("run-it-yourself/")))
 
