@@ -176,3 +176,19 @@ def test_variants_a_machine_did_not_measure_are_named_not_drawn_as_empty_columns
     # A table with no sample of any variant keeps them all (its cells say none was measured).
     empty = Table.of(pd.DataFrame(data).assign(machine="m", variant="other"), fig)
     assert empty.variants == fig.variants and empty.unmeasured == ()
+
+
+def test_cells_are_pandas_groupby_indices_and_medians_to_the_bit():
+    """``chart._cells`` (numpy) gives what ``groupby(["variant", "run"], sort=False)`` gave the chart:
+    each cell's positions, and its median time to the bit (odd and even counts, ties, one sample)."""
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(1, 80))
+        frame = pd.DataFrame({"variant": rng.choice(["a", "b", "c d"], n), "run": rng.integers(0, 5, n),
+                              "time_s": np.round(rng.lognormal(-8, 1, n), int(rng.integers(3, 12)))})
+        cells, medians = chart._cells(frame["variant"].to_numpy(), frame["run"].to_numpy(),
+                                      frame["time_s"].to_numpy())
+        by_cell = frame.groupby(["variant", "run"], sort=False)
+        want = by_cell["time_s"].median().to_dict()
+        assert {k: v.tolist() for k, v in cells.items()} == {k: v.tolist() for k, v in by_cell.indices.items()}
+        assert repr(medians) == repr({k: want[k] for k in medians}) and medians.keys() == want.keys()
