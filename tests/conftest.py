@@ -201,10 +201,11 @@ def smoke_run(script: Path) -> tuple[subprocess.CompletedProcess, Path]:
 
 @pytest.fixture(scope="session")
 def damaged_results() -> Path:
-    """A results folder of bad inputs, built three ways for three test modules: the reference
-    machine with one figure damaged in each way (tests/test_bad_site.py), one damaged file on
-    another machine (tests/test_bad_inputs.py), markup in every text field of a third
-    (tests/test_escaping.py). Read it, never write it."""
+    """A results folder of bad inputs, built three ways for four test modules: the reference
+    machine with one figure damaged in each way (tests/test_bad_site.py) and damaged kept sessions
+    of another (tests/test_permalinks.py), one damaged file on another machine
+    (tests/test_bad_inputs.py), markup in every text field of a third (tests/test_escaping.py).
+    Read it, never write it."""
     from test_bad_site import damaged_folder
 
     once("damaged", lambda root: str(damaged_folder(root / "results")))

@@ -68,11 +68,12 @@ def no_rows_message() -> str:
 
 def damaged_folder(root):
     """The reference machine alone, with one figure damaged in each way (and the comparisons above),
-    plus the other tests' machines that share its builds (tests/conftest.py, damaged_results): one
-    damaged file on another machine (tests/test_bad_inputs.py) and markup in every text field
-    (tests/test_escaping.py)."""
+    plus what the other tests that share its builds need (tests/conftest.py, damaged_results): one
+    damaged file on another machine (tests/test_bad_inputs.py), markup in every text field
+    (tests/test_escaping.py) and damaged kept sessions of an undamaged figure (tests/test_permalinks.py)."""
     from test_bad_inputs import add_damaged_machine
     from test_escaping import add_poisoned_machine
+    from test_permalinks import add_damaged_sessions
 
     shutil.copytree(REPO / "results" / REFERENCE, root / REFERENCE)
     for stem, (damage, _) in DAMAGE.items():
@@ -87,6 +88,7 @@ def damaged_folder(root):
             path.unlink()
     add_damaged_machine(root)
     add_poisoned_machine(root)
+    add_damaged_sessions(root, root.parent / "scratch")
     return root
 
 
