@@ -51,6 +51,24 @@ def test_everything_that_shapes_a_page_is_in_the_digest(config, tmp_path):
     assert sitesetup.digest(config, hook) != base, "a hook's code"
 
 
+def test_a_copy_of_the_project_elsewhere_has_the_same_digest(config, tmp_path):
+    """mkdocs makes docs_dir absolute: the digest names it, and the hooks, from the project's folder,
+    so a copy (a test's, another checkout) finds the entries the original made. Its pages' own
+    keys hold their content (tests/test_docs_reads.py builds such a copy warm, then edits it)."""
+    def project(root, docs="docs"):
+        (root / "hooks").mkdir(parents=True, exist_ok=True)
+        (root / "hooks" / "h.py").write_text("x = 1\n")
+        return dict(config, config_file_path=str(root / "mkdocs.yml"), docs_dir=str(root / docs),
+                    hooks={"h.py": SimpleNamespace(__file__=str(root / "hooks" / "h.py"))})
+
+    here = sitesetup.digest(project(tmp_path / "one"))
+    assert sitesetup.digest(project(tmp_path / "two" / "deeper")) == here
+    assert sitesetup.digest(project(tmp_path / "three", docs="pages")) != here  # another docs folder
+    other = project(tmp_path / "four")
+    (tmp_path / "four" / "hooks" / "h.py").write_text("x = 2\n")
+    assert sitesetup.digest(other) != here  # the hook's code
+
+
 def test_a_hook_that_config_lists_is_in_the_digest(config, tmp_path):
     other = tmp_path / "other.py"
     other.write_text("y = 1\n")

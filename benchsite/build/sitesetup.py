@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from pathlib import Path
 
 from benchsite.core import cachefile
@@ -32,19 +33,31 @@ def digest(config, *hooks: Path) -> str:
     Markdown extensions and their settings, the validation levels, the URL style, the site and
     repository URLs, the docs folder, the plugins' settings, and how much mkdocs logs (``-q``
     hides the reports that keep a page out of a cache, ``-v`` makes mkdocs skip recording links
-    to anchors)."""
+    to anchors). The docs folder and the hooks are named relative to the project's folder."""
     files = {Path(p).resolve() for p in hooks}
     files |= {Path(m.__file__).resolve() for m in (config.get("hooks") or {}).values()
               if getattr(m, "__file__", None)}
     plugins = {name: sorted(getattr(plugin, "config", {}).items(), key=str)  # e.g. how the notebook renders
                for name, plugin in (config.get("plugins") or {}).items()}
     setup = (cachefile.code_version(),
-             [(str(f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
+             [(_from_project(config, f), f.read_bytes().decode("utf-8", errors="replace")) for f in sorted(files)],
              config["markdown_extensions"], config["mdx_configs"],
              repr(config.get("validation")), config.get("use_directory_urls"), config.get("site_url"),
-             config.get("repo_url"), config.get("docs_dir"), repr(plugins),
+             config.get("repo_url"), _from_project(config, config.get("docs_dir")), repr(plugins),
              logging.getLogger("mkdocs.structure.pages").getEffectiveLevel())
     return hashlib.sha256(repr(setup).encode()).hexdigest()
+
+
+def _from_project(config, path) -> str | None:
+    """``path`` as the project names it: relative to the folder of its ``mkdocs.yml`` (mkdocs makes
+    ``docs_dir`` absolute), so that a copy of the project elsewhere (a test's, a second checkout)
+    has the set-up the original has and finds the entries it made. No entry depends on where the
+    project lies: a page's key holds what it is made from by content (its Markdown, what it read
+    under ``docs/``, the files its snippets name, the results and scripts), so a copy whose content
+    differs gets entries of its own."""
+    if path is None or not config.get("config_file_path"):
+        return None if path is None else str(path)
+    return os.path.relpath(Path(path).resolve(), Path(config["config_file_path"]).resolve().parent)
 
 
 class Reports(logging.Handler):
