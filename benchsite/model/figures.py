@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from benchkit.layout import figure_scripts
@@ -77,6 +77,15 @@ class Figure:
     # A comparison ``benchkit compare`` made (benchsite/model/comparisons.py): no script in bench_scripts/,
     # its code the recorded source of each version, never stale against this checkout.
     compare: Recorded | None = None
+
+    def __repr__(self) -> str:
+        """Every field, the script named as its project names it (``script_rel``), not where the
+        project lies: cache keys hold this, and a copy of the project elsewhere (a test's, another
+        checkout) then finds the entries the original made. The script's content is in the keys
+        through its hash (``Catalog.current_sha``), as after an edit in place."""
+        shown = (f"{f.name}={self.script_rel if f.name == 'script' else getattr(self, f.name)!r}"
+                 for f in fields(self) if f.repr)
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     @property
     def script_rel(self) -> str:
