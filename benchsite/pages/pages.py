@@ -27,7 +27,7 @@ import yaml
 from benchkit import layout
 from benchsite.core import urls
 from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
-from benchsite.model import comparisons, pagefacts, sessions
+from benchsite.model import comparisons, pagefacts
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.model.cells import Cell, of_machines
 from benchsite.model.figures import Figure
@@ -37,7 +37,6 @@ from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
 
 if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
-    from benchsite.model.sessions import Session
     from benchsite.pages.markers import Context
 
 
@@ -249,11 +248,6 @@ def index_marker(args: list[str], ctx: Context) -> str:
 
 
 # --- bench:page --------------------------------------------------------------------------
-
-def latest_session(fig: Figure, machine: str, ctx: Context) -> Session | None:
-    """The session the results file holds (:mod:`sessions`), or None (a format-1 file has none)."""
-    return sessions.history(ctx.catalog, fig.id, machine).latest
-
 
 def cite_text(fig: Figure, machine: str, ctx: Context) -> str:
     """The plain text of a machine page's cite block (of its latest session)."""
