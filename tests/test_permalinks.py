@@ -244,11 +244,15 @@ def add_damaged_sessions(root, scratch):
 
 @pytest.mark.slow
 def test_a_damaged_kept_session_fails_the_strict_build_with_file_and_line(damaged_strict_twice):
-    """Each damaged session is a warning (a strict build fails on any), named with file:line."""
+    """Each damaged session is a warning, named with file:line, that strict counts: the shared folder's
+    other damage fails the build too, so the count of warnings strict aborted with is held to the
+    warnings logged (a warning printed by a worker but not counted would pass the status check alone)."""
     proc = damaged_strict_twice[0][0]
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     for message in DAMAGED_SESSIONS:
         assert re.search(r"WARNING +- +[^\n]*" + message, proc.stderr), (message, proc.stderr[-3000:])
+    logged = len(re.findall(r"^WARNING +- ", proc.stderr, re.M))
+    assert f"Aborted with {logged} warnings in strict mode!" in proc.stdout, (logged, proc.stdout[-500:])
 
 
 @pytest.mark.slow
