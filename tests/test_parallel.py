@@ -8,8 +8,10 @@ runs JAX's threads; so each case runs in a fresh interpreter (``spawn``), as a b
 import logging
 import multiprocessing
 import os
+import signal
 import sys
 import threading
+import time
 from functools import partial
 from pathlib import Path
 
@@ -163,3 +165,46 @@ def workers_say_nothing(tmp: Path) -> None:
 def test_what_a_worker_logs_never_reaches_the_build(tmp_path):
     """A strict build counts warnings; the build itself raises the one this job would have."""
     clean(workers_say_nothing, tmp_path)
+
+
+def sleep_in_a_worker(folder: Path) -> None:
+    mark(folder, f"worker-{os.getpid()}")
+    time.sleep(300)
+
+
+def warm_two_sleepers(tmp: Path) -> None:
+    parallel.warm([parallel.Job(partial(sleep_in_a_worker, tmp)) for _ in range(2)])
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting to be reaped by whoever adopted it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a parent's death is signalled to a child on Linux")
+def test_a_build_killed_mid_warming_takes_its_workers_with_it(tmp_path):
+    """A build killed outright (SIGKILL: a time limit, an out-of-memory kill) leaves no worker
+    behind: each asked Linux to be killed with it (parallel._die_with)."""
+    build = multiprocessing.get_context("spawn").Process(target=_child, args=(warm_two_sleepers, str(tmp_path), "2"))
+    build.start()
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("worker-*"))) < 2 and time.monotonic() < deadline and build.is_alive():
+        time.sleep(0.1)
+    workers = [int(p.name.split("-")[1]) for p in tmp_path.glob("worker-*")]
+    assert len(workers) == 2, (tmp_path / "failure.txt").read_text() if (tmp_path / "failure.txt").exists() else workers
+    try:
+        assert all(_alive(pid) for pid in workers)
+        os.kill(build.pid, signal.SIGKILL)
+        build.join(30)
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in workers if _alive(pid)] == []
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -14,10 +14,12 @@ warning is still raised by the build itself, where a strict build counts it.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -60,13 +62,31 @@ def workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _quiet() -> None:
+def _start(build: int) -> None:
+    """A worker's set-up: it dies with the build, and says nothing."""
+    _die_with(build)
     # A worker says nothing: the build makes again whatever reported a problem, and says it there.
     for name in ("mkdocs", ""):
         logger = logging.getLogger(name)
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
     logging.getLogger("mkdocs").addHandler(logging.NullHandler())
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(build: int) -> None:
+    """Ask Linux to kill this worker when the build process ends, however it ends: a build killed
+    (SIGKILL, an out-of-memory kill, a test's time limit) would otherwise leave its workers waiting
+    on their queue for ever. Elsewhere a worker ends when its queue closes, as before."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != build:  # the build ended before the request was made
+        os._exit(1)
 
 
 def _fork_unsafe() -> bool:
@@ -119,7 +139,8 @@ def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> in
         return 0
     _JOBS[:] = todo
     try:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_quiet) as pool:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start,
+                                 initargs=(os.getpid(),)) as pool:
             for job, seconds in zip(todo, pool.map(_run, range(len(todo)), chunksize=1)):
                 if seconds is not None and spent is not None:
                     spent.setdefault(job.kind, []).append(seconds)
