@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
 
+from benchsite.model import stats
 from benchsite.views import axes
 from benchsite.views.html import render
 
@@ -180,8 +181,8 @@ def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) 
 def _cells(variants: np.ndarray, runs: np.ndarray, times: np.ndarray) -> tuple[dict, dict]:
     """(variant, run) -> the positions of its samples (ascending), and -> their median time: what
     ``groupby(["variant", "run"], sort=False)`` gives as ``indices`` and ``["time_s"].median()``, in
-    numpy (one stable sort of the cells): the median of an odd count its middle value, of an even
-    count (a + b) / 2 of the middle two, as pandas takes it (the times are validated: no NaN)."""
+    numpy (one stable sort of the cells), each median ``stats.median_of``'s, as pandas takes it (the
+    times are validated: no NaN)."""
     keys = list(zip(variants.tolist(), runs.tolist()))
     seen: dict = {}
     codes = np.fromiter(map(lambda k: seen.setdefault(k, len(seen)), keys), dtype=np.intp, count=len(keys))
@@ -193,9 +194,7 @@ def _cells(variants: np.ndarray, runs: np.ndarray, times: np.ndarray) -> tuple[d
         at = by_code[start:stop]
         key = keys[at[0]]
         cells[key] = at
-        ordered = sorted(times[at].tolist())
-        half = len(ordered) // 2
-        medians[key] = ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+        medians[key] = stats.median_of(sorted(times[at].tolist()))
     return cells, medians
 
 
