@@ -48,7 +48,7 @@ from benchsite.build.buildcache import BuildCache
 from benchsite.core import cachefile, urls
 from benchsite.core.cachefile import cache_dir
 from benchsite.model import catalog as _catalog
-from benchsite.model import load
+from benchsite.model import cells, load
 from benchsite.pages import history, markers, pages
 from benchsite.pages.docsread import Docs, view_key
 from benchsite.views import render, roofline
@@ -247,7 +247,7 @@ def _warm_pair(cat: _catalog.Catalog, fig_id: str, machine: str) -> None:
         history.session_ids(cat, cat.figures[fig_id], machine)
         ref = cat.reference(fig_id)
         if ref is not None and ref != machine:  # the machine page's comparison, counted on the figure page
-            pages.comparison_cells(cat, cat.figures[fig_id], machine, ref)
+            cells.of_machines(cat, fig_id, machine, ref)
     finally:
         cat.trim(WORKER_FRAMES)
 

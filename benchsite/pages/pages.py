@@ -29,7 +29,6 @@ from benchsite.core import urls
 from benchsite.core.urls import INDEX_SRC, WIDE, figure_src, machine_path, machine_slug, machine_src, site_link
 from benchsite.model import comparisons, pagefacts
 from benchsite.model.catalog import Catalog, Unavailable
-from benchsite.model.cells import Cell, of_machines
 from benchsite.model.figures import Figure
 from benchsite.pages import history
 from benchsite.views import benchpage, render
@@ -165,12 +164,6 @@ def chapter_title(text: str) -> str | None:
         body = text.replace("\r\n", "\n").replace("\r", "\n")
     title = re.search(r"^#\s+(.+)$", body, flags=re.M)
     return title.group(1).strip() if title else None
-
-
-def comparison_cells(cat: Catalog, fig: Figure, machine: str, ref: str) -> list[Cell]:
-    """Every cell of ``machine`` against the reference ``ref``, each decided (``cells.of_machines``:
-    once per build, kept under the build cache)."""
-    return of_machines(cat, fig.id, machine, ref)
 
 
 def _csv_link(ctx: Context, fig: Figure, machine: str) -> str:

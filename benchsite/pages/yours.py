@@ -3,7 +3,7 @@ measured here against the site's reference machine, how healthy the session was,
 the site's claims did not hold here.
 
 Everything is read from the table models (``Catalog.table``) and the comparison cells the /bench
-machine pages use (``pages.comparison_cells``); the claims come from ``claimcheck``, the same
+machine pages use (``cells.of_machines``); the claims come from ``claimcheck``, the same
 evaluation ``make claims`` prints. Health is what the results record per run: the other work on
 the machine while the run measured (``other_load``, schema 4: other processes' CPU time over the
 run's measuring, over ``cpu_count``; older results: the load average when the run's process
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchsite.core import urls
-from benchsite.model import stats
+from benchsite.model import cells, stats
 from benchsite.model.catalog import Catalog, Unavailable
-from benchsite.pages import claimcheck, pages
+from benchsite.pages import claimcheck
 from benchsite.views.html import render as template
 
 OUTLYING_RUN = 1.5  # a run whose cells sit, at their median, this far (either way) from the other runs
@@ -100,7 +100,7 @@ def measured(cat: Catalog, machine: str | None, ref: str | None = None, local: b
         if compared:
             # Time cells only: a ratio row (first call / steady, completed / dispatch) going down is not
             # this machine being faster, and its verdicts stay on the figure's own comparison.
-            found = [c for c in pages.comparison_cells(cat, cat.figures[fig_id], machine, ref) if not c.is_ratio]
+            found = [c for c in cells.of_machines(cat, fig_id, machine, ref) if not c.is_ratio]
             decided = [c for c in found if c.verdict == stats.RESULT]
             rows.append({"fig": fig_id, "cells": len(found), "faster": sum(c.ratio < 1 for c in decided),
                          "slower": sum(c.ratio > 1 for c in decided), "open": len(found) - len(decided),
