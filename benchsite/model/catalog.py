@@ -580,19 +580,24 @@ class Catalog:
 @dataclass(frozen=True)
 class Summary:
     """A pair's table reduced to what a list of pairs shows: its headline, how many runs, the
-    days they started and the jax versions, and why it is stale ("" when current)."""
+    days they started and the jax versions, why it is stale ("" when current), and what the site's
+    count of its verdicts needs (``noise.verdict_count``): how many rows carry a paired verdict, and
+    which cells a comparison with another machine could match (:attr:`Table.quantities`' keys)."""
 
     headline: Headline | None
     runs: int
     days: str
     jax: str
     stale: str
+    verdicts: int
+    cells: frozenset[tuple[str, str]]
 
     @classmethod
     def of(cls, tab: Table) -> Summary:
         frame = tab.frame
         return cls(tab.headline, tab.runs, run_days(frame),
-                   ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale)
+                   ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale,
+                   sum(r.verdict is not None for r in tab.rows), frozenset(tab.quantities))
 
 
 @dataclass(frozen=True)
