@@ -292,3 +292,40 @@ def test_at_the_noise_measured_in_the_committed_results_the_rates_stay_bounded()
     assert max(r.rate for r in differ) <= 0.035
     same = stats.simulate_equivalence_rates(shifts=(1.0,), run_sd=found.run_sd, drift_sd=found.drift_sd)
     assert max(r.rate for r in same) <= stats.EQUIV_ALPHA + 0.015
+
+
+def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
+    """bench:verdict-count counts from each pair's summary (noise.shown), not from its table: the same
+    counts as every table's rows and cells give, on the committed results (two machines, a comparison
+    with the reference for every figure), and with one pair's table unmakeable (counted in neither)."""
+    from benchsite.model import noise
+    from benchsite.model.catalog import Catalog
+    from conftest import REPO
+
+    def from_tables(cat):  # the count as it was made before: from every table
+        refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
+        tables = cat.tables()
+        by_pair = {(tab.fig.id, tab.machine): tab for tab in tables}
+        paired = unpaired = 0
+        for tab in tables:
+            paired += sum(r.verdict is not None for r in tab.rows)
+            ref = by_pair.get((tab.fig.id, refs.get(tab.fig.id)))
+            if ref is not None and ref is not tab:
+                unpaired += len(set(tab.quantities) & set(ref.quantities))
+        return noise.Shown(paired, unpaired, len({tab.machine for tab in tables}))
+
+    whole = noise.shown(Catalog.build(REPO / "results"))
+    assert whole == from_tables(Catalog.build(REPO / "results"))
+    assert whole.paired > 0 and whole.unpaired > 0 and whole.machines == 2
+
+    def broken() -> Catalog:  # a figure with verdicts on a machine that is not its reference: no table
+        cat = Catalog.build(REPO / "results")
+        fig_id, machine = next(k for k in sorted(cat.frames) if cat.figures[k[0]].group_by
+                               and cat.figures[k[0]].ratio_verdict and cat.reference(k[0]) != k[1])
+        param = f"p_{cat.figures[fig_id].group_by[0]}"
+        cat.frames[(fig_id, machine)] = cat.frames[(fig_id, machine)].drop(columns=[param])
+        return cat
+
+    found = noise.shown(broken())
+    assert found == from_tables(broken())
+    assert found.paired < whole.paired and found.unpaired < whole.unpaired

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from benchsite.model import calibration, stats
-from benchsite.model.catalog import Catalog, Unavailable, results_dir
+from benchsite.model.catalog import Catalog, Summary, Unavailable, results_dir
 from benchsite.model.table import Table
 
 
@@ -79,20 +79,31 @@ class Shown:
 
 
 def shown(cat: Catalog) -> Shown:
+    """How many verdicts the site shows, counted from each pair's summary (``Catalog.summary``: kept
+    under the build cache, made in the pairs' warming step and read by the build before any page),
+    never from its table: a hundred machine folders make thousands of tables, and the count needs a
+    few numbers of each."""
     refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
-    return shown_of(refs, cat.tables())
+    summaries = {}
+    for key in sorted(cat.frames):  # as Catalog.tables: every pair whose table can be made
+        try:
+            summaries[key] = cat.summary(*key)
+        except Unavailable:
+            continue
+    return shown_of(refs, summaries)
 
 
-def shown_of(refs: dict[str, str | None], tables: list[Table]) -> Shown:
-    """:func:`shown` of every table that can be made and each figure's reference machine."""
-    by_pair = {(tab.fig.id, tab.machine): tab for tab in tables}
+def shown_of(refs: dict[str, str | None], summaries: dict[tuple[str, str], Summary]) -> Shown:
+    """:func:`shown` of the summaries of every (figure, machine) table that can be made and each
+    figure's reference machine: a row's paired verdict on every machine's panel, and each cell a
+    machine shares with its figure's reference machine on a /bench comparison."""
     paired = unpaired = 0
-    for tab in tables:
-        paired += sum(r.verdict is not None for r in tab.rows)
-        ref = by_pair.get((tab.fig.id, refs.get(tab.fig.id)))
-        if ref is not None and ref is not tab:
-            unpaired += len(set(tab.quantities) & set(ref.quantities))
-    return Shown(paired, unpaired, len({tab.machine for tab in tables}))
+    for (fig_id, machine), found in summaries.items():
+        paired += found.verdicts
+        ref = summaries.get((fig_id, refs.get(fig_id)))
+        if ref is not None and refs.get(fig_id) != machine:
+            unpaired += len(found.cells & ref.cells)
+    return Shown(paired, unpaired, len({machine for _, machine in summaries}))
 
 
 # --- what the verdict markers show: plain data, rendered by views/verdict_rates.py -----------------
@@ -174,9 +185,8 @@ def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
     if what not in COUNTS:
         raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
     counts = cat.derived.get(("verdicts shown",))
-    if counts is None:  # once per build: each figure's reference machine, every table, then the counts
-        refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
-        counts = cat.derived[("verdicts shown",)] = shown_of(refs, cat.tables())
+    if counts is None:  # once per build, from every pair's summary
+        counts = cat.derived[("verdicts shown",)] = shown(cat)
     plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
     if what in plain:
         return Count(what, plain[what])
