@@ -227,3 +227,107 @@ def test_the_chart_is_drawn_wide_for_a_desktop_and_narrow_for_a_phone():
             width = axes.text_width(text, lay.font)
             left = float(tx) if anchor == "start" else float(tx) - width
             assert lay.left < left and left + width < lay.w - lay.right, (lay.name, text)
+
+
+def _placed_in_pandas(frame, c, keys, peaks=None, paired=True):
+    """roofline.placed as it was written in pandas (before its numbers were taken in plain values):
+    what the test below holds the current one equal to, to the bit."""
+    def rates(rows, columns):
+        medians = rows.groupby("run")[[*columns, "time_s"]].median()
+        return {col: (medians[col] / medians["time_s"]).dropna() for col in columns}
+
+    def against(rate, ceiling, paired):
+        if paired:
+            return (rate / ceiling.reindex(rate.index).fillna(float(ceiling.median()))).dropna()
+        return (rate / float(ceiling.median())).dropna()
+
+    out = []
+    rows_with = frame[frame["bytes_moved"].notna() & (frame["bytes_moved"] > 0)]
+    for (_variant, _params), rows in rows_with.groupby(["variant", "params"], sort=False):
+        flops = rows["flops"].dropna()
+        computes = not flops.empty and float(flops.median()) > 0
+        nbytes = float(rows["bytes_moved"].median())
+        intensity = float(flops.median()) / nbytes if computes else 0.0
+        found = rates(rows, ["flops", "bytes_moved"] if computes else ["bytes_moved"])
+        rate = found["flops"] if computes else pd.Series(dtype=float)
+        brate = found["bytes_moved"]
+        dtype = str(rows["dtype"].iloc[0])
+        peak = c.compute.get(dtype)
+        of_ceiling, bound = None, ""
+        if not computes and not c.memory.empty:
+            per_run = against(brate, c.memory, paired)
+            of_ceiling, bound = (roofline.stats.summarize(per_run) if not per_run.empty else None), "memory"
+        elif peak is not None and not peak.empty and not c.memory.empty:
+            attain = pd.concat([peak, c.memory * intensity], axis=1).min(axis=1)
+            per_run = against(rate, attain, paired)
+            of_ceiling = roofline.stats.summarize(per_run) if not per_run.empty else None
+            bound = "memory" if c.memory.median() * intensity < peak.median() else "compute"
+        vendor = roofline.vendor_peak(str(rows["device_kind"].iloc[0]), dtype, peaks)
+        of_vendor = None
+        if vendor is not None:
+            of_vendor = roofline.stats.summarize(rate / min(vendor.flops, vendor.bytes_per_s * intensity)) \
+                if computes else roofline.stats.summarize(brate / vendor.bytes_per_s)
+        first = rows.iloc[0]
+        label = ", ".join(f"{k}={first[f'p_{k}']}" for k in keys if f"p_{k}" in rows) or str(_variant)
+        if str(_variant) != dtype and label != str(_variant):
+            label = f"{_variant}: {label}"
+        if "boundary" in rows and set(rows["boundary"]) == {"dispatch"}:
+            label += " (a dispatch time: the work had not finished, so this rate was never reached)"
+            of_ceiling = of_vendor = None
+        key = (intensity, str(_variant), *(roofline.sort_key(rows[f"p_{k}"].iloc[0]) for k in keys if f"p_{k}" in rows))
+        out.append((key, roofline.Placed(label, dtype, intensity, roofline.stats.summarize(rate) if computes else None,
+                                         roofline.stats.summarize(brate), of_ceiling, bound, of_vendor, vendor)))
+    return [p for _, p in sorted(out, key=lambda item: item[0])]
+
+
+def _same(a, b) -> bool:
+    """Placed lists equal to the bit, NaN equal to NaN (a Summary's values may hold NaN)."""
+    return repr(a) == repr(b)
+
+
+def test_placing_workloads_gives_the_numbers_pandas_gave():
+    """placed takes each workload's numbers in plain values: equal to the bit to the pandas code it
+    replaced, on every committed figure with bytes moved against its machine's ceilings, paired and not,
+    and on synthetic runs with holes (a run without FLOPs, ceilings missing a run or with a NaN, a
+    workload with no FLOPs at all, an even number of samples a run)."""
+    from benchsite.model.catalog import Catalog
+    from conftest import REPO
+
+    cat = Catalog.build(REPO / "results")
+    checked = 0
+    for fig_id, machine in sorted(cat.frames):
+        frame = cat.frames[(fig_id, machine)]
+        if not roofline.applies(frame) or (roofline.CEILING_FIGURE, machine) not in cat.frames:
+            continue
+        peak = cat.frames[(roofline.CEILING_FIGURE, machine)]
+        c = roofline.ceilings(peak)
+        keys = list(cat.figures[fig_id].group_by)
+        for paired in (True, False):
+            new, old = roofline.placed(frame, c, keys, paired=paired), _placed_in_pandas(frame, c, keys, paired=paired)
+            assert new and _same(new, old), (fig_id, machine, paired)
+            checked += 1
+    assert checked >= 10
+
+    frame = _peak_frame()
+    extra = pd.DataFrame([
+        # a fourth run, two samples (an even count), one of them without FLOPs; and a copy: bytes only
+        {"run": 3, "variant": "float32", "dtype": "float32", "p_probe": "workload", "p_op": "w", "p_n": 8,
+         "time_s": 2e-3, "flops": 5e6, "bytes_moved": 5e6, "params": "c", "device_kind": "NVIDIA H200"},
+        {"run": 3, "variant": "float32", "dtype": "float32", "p_probe": "workload", "p_op": "w", "p_n": 8,
+         "time_s": 1.5e-3, "flops": float("nan"), "bytes_moved": 4e6, "params": "c", "device_kind": "NVIDIA H200"},
+        *({"run": run, "variant": "copy", "dtype": "bfloat16", "p_probe": "workload", "p_op": "copy", "p_n": 8,
+           "time_s": 1e-3 * (1 + run), "flops": float("nan"), "bytes_moved": 8e6, "params": "d",
+           "device_kind": "NVIDIA H200"} for run in range(4)),
+    ])
+    frame = pd.concat([frame, extra], ignore_index=True)
+    c = roofline.ceilings(_peak_frame())
+    holes = roofline.Ceilings({"float32": c.compute["float32"].drop(index=1),
+                               "bfloat16": pd.Series([1e14, float("nan")], index=pd.Index([0, 2], name="run"))},
+                              # two runs: an even count, whose median (a + b) / 2 is not a + (b - a) / 2
+                              pd.Series([6243547661.068633, 19318432480.186214], index=pd.Index([0, 1], name="run")),
+                              c.device_kind)
+    for ceil in (c, holes):
+        for paired in (True, False):
+            new, old = roofline.placed(frame, ceil, ["op", "n"], paired=paired), \
+                _placed_in_pandas(frame, ceil, ["op", "n"], paired=paired)
+            assert len(new) == 4 and _same(new, old), (ceil, paired)

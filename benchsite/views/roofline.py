@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -84,10 +85,13 @@ def _per_run_rate(rows: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _rates(rows: pd.DataFrame, columns: list[str]) -> dict[str, pd.Series]:
-    """:func:`_per_run_rate` of each column, from one groupby: each run's median of the column
-    over that run's median time."""
-    medians = rows.groupby("run")[[*columns, "time_s"]].median()
-    return {col: (medians[col] / medians["time_s"]).dropna() for col in columns}
+    """:func:`_per_run_rate` of each column: each run's median of the column over that run's median
+    time (``stats.per_run_medians``: ``groupby("run").median()``'s numbers, NaN skipped), runs in order."""
+    runs = rows["run"].to_numpy()
+    found, times = stats.per_run_medians(runs, rows["time_s"].to_numpy(dtype=float))
+    index = pd.Index(found, name="run")
+    return {col: pd.Series(stats.per_run_medians(runs, rows[col].to_numpy(dtype=float))[1] / times,
+                           index=index).dropna() for col in columns}
 
 
 @dataclass(frozen=True)
@@ -132,8 +136,60 @@ class Placed:
 
 
 def _label(rows: pd.DataFrame, keys: list[str]) -> str:
-    first = rows.iloc[0]
-    return ", ".join(f"{k}={first[f'p_{k}']}" for k in keys if f"p_{k}" in rows)
+    return ", ".join(f"{k}={rows[f'p_{k}'].iloc[0]}" for k in keys if f"p_{k}" in rows)
+
+
+class _PerRun:
+    """A per-run quantity (a ceiling, a rate) as plain values: run -> value, and the median of the
+    values that are not NaN (``Series.median``'s number): what :func:`placed` asks of each of a
+    figure's workloads, without a pandas Series for each."""
+
+    def __init__(self, runs, values) -> None:
+        self.at = dict(zip(np.asarray(runs).tolist(), np.asarray(values, dtype=float).tolist()))
+        kept = sorted(v for v in self.at.values() if v == v)
+        self.median = stats.median_of(kept) if kept else math.nan
+
+    @classmethod
+    def of(cls, series: pd.Series) -> _PerRun:
+        return cls(series.index.to_numpy(), series.to_numpy(dtype=float))
+
+
+def _per_run_rates(runs: np.ndarray, values: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(runs, each run's median of ``values`` over its median time), runs with no rate left out:
+    :func:`_rates`' numbers as arrays."""
+    found, medians = stats.per_run_medians(runs, values)
+    rate = medians / times
+    keep = ~np.isnan(rate)
+    return found[keep], rate[keep]
+
+
+def _against(runs: np.ndarray, rate: np.ndarray, ceiling: _PerRun, paired: bool) -> np.ndarray:
+    """Per run: ``rate`` over the ceiling of the same run (``paired``; the median ceiling where that run
+    has none), else over the median ceiling; runs with no ratio left out."""
+    if paired:
+        at = [ceiling.at.get(r, math.nan) for r in runs.tolist()]
+        under = np.array([v if v == v else ceiling.median for v in at], dtype=float)
+    else:
+        under = np.full(rate.size, ceiling.median, dtype=float)
+    out = rate / under
+    return out[~np.isnan(out)]
+
+
+def _attainable(peak: _PerRun, memory: _PerRun, intensity: float) -> _PerRun:
+    """Per run, the lower of the compute ceiling and the memory ceiling times ``intensity`` (either
+    alone where a run has one only): the measured roofline at that intensity."""
+    runs = sorted(peak.at.keys() | memory.at.keys())
+    lowest = []
+    for run in runs:
+        both = [v for v in (peak.at.get(run, math.nan), memory.at.get(run, math.nan) * intensity) if v == v]
+        lowest.append(min(both) if both else math.nan)
+    return _PerRun(runs, lowest)
+
+
+def _median(values: np.ndarray) -> float:
+    """``Series.median`` of ``values``: NaN skipped (NaN when nothing is left)."""
+    kept = sorted(v for v in values.tolist() if v == v)
+    return stats.median_of(kept) if kept else math.nan
 
 
 def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
@@ -144,28 +200,33 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
     percentages are per run, then median [min..max] across runs. ``paired``: the rows
     and the ceilings come from the same runs (fig-machine-peak's own rows), so each run is
     set against its own ceilings; otherwise (another figure, other processes) against the
-    median ceilings."""
+    median ceilings. Each workload's numbers in plain values (a hundred machine folders place
+    thousands of workloads), as pandas would give them: each run's median, NaN skipped."""
     out = []  # (sort key, Placed): by intensity, then variant, then each parameter in number order
+    peaks = vendor_peaks() if peaks is None else peaks  # the vendor table read once, not once a workload
+    memory = _PerRun.of(c.memory)
+    compute = {dtype: _PerRun.of(series) for dtype, series in c.compute.items() if not series.empty}
     rows_with = frame[frame["bytes_moved"].notna() & (frame["bytes_moved"] > 0)]
     for (_variant, _params), rows in rows_with.groupby(["variant", "params"], sort=False):
-        flops = rows["flops"].dropna()
-        computes = not flops.empty and float(flops.median()) > 0
-        nbytes = float(rows["bytes_moved"].median())
-        intensity = float(flops.median()) / nbytes if computes else 0.0
-        rates = _rates(rows, ["flops", "bytes_moved"] if computes else ["bytes_moved"])
-        rate = rates["flops"] if computes else pd.Series(dtype=float)
-        brate = rates["bytes_moved"]
+        runs, times = rows["run"].to_numpy(), rows["time_s"].to_numpy(dtype=float)
+        flops_all, moved = rows["flops"].to_numpy(dtype=float), rows["bytes_moved"].to_numpy(dtype=float)
+        flops = _median(flops_all)
+        computes = flops == flops and flops > 0
+        nbytes = _median(moved)
+        intensity = flops / nbytes if computes else 0.0
+        _, run_times = stats.per_run_medians(runs, times)
+        brate_runs, brate = _per_run_rates(runs, moved, run_times)
+        rate_runs, rate = _per_run_rates(runs, flops_all, run_times) if computes else (None, np.array([]))
         dtype = str(rows["dtype"].iloc[0])
-        peak = c.compute.get(dtype)
+        peak = compute.get(dtype)
         of_ceiling, bound = None, ""
         if not computes and not c.memory.empty:
-            per_run = _against(brate, c.memory, paired)
-            of_ceiling, bound = (stats.summarize(per_run) if not per_run.empty else None), "memory"
-        elif peak is not None and not peak.empty and not c.memory.empty:
-            attain = pd.concat([peak, c.memory * intensity], axis=1).min(axis=1)
-            per_run = _against(rate, attain, paired)
-            of_ceiling = stats.summarize(per_run) if not per_run.empty else None
-            bound = "memory" if c.memory.median() * intensity < peak.median() else "compute"
+            per_run = _against(brate_runs, brate, memory, paired)
+            of_ceiling, bound = (stats.summarize(per_run) if per_run.size else None), "memory"
+        elif peak is not None and not c.memory.empty:
+            per_run = _against(rate_runs, rate, _attainable(peak, memory, intensity), paired)
+            of_ceiling = stats.summarize(per_run) if per_run.size else None
+            bound = "memory" if memory.median * intensity < peak.median else "compute"
         vendor = vendor_peak(str(rows["device_kind"].iloc[0]), dtype, peaks)
         of_vendor = None
         if vendor is not None:
@@ -188,13 +249,6 @@ def same_runs(frame: pd.DataFrame, peak_frame: pd.DataFrame) -> bool:
     against its own ceilings, else against the median ceilings."""
     return frame is peak_frame or (not frame.empty and not peak_frame.empty and "figure_id" in frame
                                    and frame["figure_id"].iloc[0] == peak_frame["figure_id"].iloc[0])
-
-
-def _against(rate: pd.Series, ceiling: pd.Series, paired: bool) -> pd.Series:
-    """Per run: ``rate`` over the ceiling of the same run (``paired``), else over the median ceiling."""
-    if paired:
-        return (rate / ceiling.reindex(rate.index).fillna(float(ceiling.median()))).dropna()
-    return (rate / float(ceiling.median())).dropna()
 
 
 def _pct(s: stats.Summary | None) -> str:
