@@ -47,13 +47,15 @@ def cell_names(frame: pd.DataFrame) -> pd.Series:
             + frame["params"].fillna("").astype(str))
 
 
-def predecessors(frame: pd.DataFrame) -> pd.Series:
+def predecessors(frame: pd.DataFrame, cells: pd.Series | None = None) -> pd.Series:
     """Per row, the cell measured just before it in its run and process (``variant|boundary|params``), or
     None: a run's first sample, or a run with no ``seq`` and no ``after``. A run that records
-    ``after`` (any row of it non-empty) is read from it; any other run is derived from ``seq``."""
+    ``after`` (any row of it non-empty) is read from it; any other run is derived from ``seq``.
+    ``cells``: :func:`cell_names` of ``frame``, where the caller has them."""
     keys = ["run", "process_index"]
-    cells = cell_names(frame)
-    ordered = frame.assign(_cell=cells).sort_values([*keys, "seq"], kind="stable")
+    cells = cell_names(frame) if cells is None else cells
+    # the three columns the order needs, not every column of the results sorted with them
+    ordered = frame[[*keys, "seq"]].assign(_cell=cells).sort_values([*keys, "seq"], kind="stable")
     derived = ordered.groupby(keys, sort=False)["_cell"].shift(1)
     derived[ordered["seq"].isna()] = None
     derived = derived.reindex(frame.index).astype(object)
@@ -179,14 +181,14 @@ def most_different(candidates: dict[str, pd.Series]) -> tuple[str | None, pd.Ser
 
 def figure_carry(frame: pd.DataFrame) -> list[Carry]:
     """Every cell of one figure's results on one machine, in the order the file first has them."""
-    before = predecessors(frame)
     cells = cell_names(frame)
+    before = predecessors(frame, cells)
     known = before.notna()
     times, runs = frame["time_s"].astype(float)[known], frame["run"][known]
     by_prev = _groups(_medians(times, [cells[known], before[known].astype(str), runs]))
     kind = pd.Series(np.where(before.eq(cells), "self", "others"), index=frame.index)[known]
     by_kind = _groups(_medians(times, [cells[known], kind, runs]))
-    first = frame.drop_duplicates(["variant", "params"])
+    first = frame[["variant", "params", "boundary"]].drop_duplicates(["variant", "params"])
     lead = frame.groupby(cells)["lead_in"].agg(["min", "max"]) if "lead_in" in frame else None
     leads = dict(zip(lead.index, zip(lead["min"], lead["max"]))) if lead is not None else {}
     out = []
