@@ -303,13 +303,19 @@ def _code(fig: Figure, ctx: Context) -> str:
             html = ctx.catalog.derived[("code-html", fig.id)] = str(render.recorded_code(fig.compare))
         return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
                 f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
-    block = render.code_block(fig, indent="")
-    if ctx.markdown is not None:
-        html = ctx.catalog.derived.get(("code-html", fig.id))
-        if html is None:
-            html = ctx.catalog.derived[("code-html", fig.id)] = ctx.markdown(block)
-        block = f"\n{ctx.cache.stash(html)}\n"
+    if ctx.markdown is None:
+        return f"## The code that produced it {{ #code }}\n\n{render.code_block(fig, indent='')}"
+    block = f"\n{ctx.cache.stash(code_html(fig, ctx))}\n"
     return f"## The code that produced it {{ #code }}\n\n{block}"
+
+
+def code_html(fig: Figure, ctx: Context) -> str:
+    """A figure script's code as the site's Markdown (``ctx.markdown``) renders it, once per figure and
+    build: its /bench page and its chapter show the same."""
+    html = ctx.catalog.derived.get(("code-html", fig.id))
+    if html is None:
+        html = ctx.catalog.derived[("code-html", fig.id)] = ctx.markdown(render.code_block(fig, indent=""))
+    return html
 
 
 def page_marker(args: list[str], ctx: Context) -> str:
