@@ -194,7 +194,17 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     _check_headline(fig, ctx)
     return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
                         caption=claims.caption_html(fig, ctx),
-                        body=Markup(body), code=Markup(render.code_block(fig)), recorded=_recorded(fig, ctx))) + "\n"
+                        body=Markup(body), code=Markup(_code(fig, ctx)), recorded=_recorded(fig, ctx))) + "\n"
+
+
+def _code(fig: Figure, ctx: Context) -> str:
+    """The script's code in the chapter's admonition: the HTML its /bench page shows, made once per
+    figure and build by the site's Markdown (``pages.code_html``), stashed; without the site's
+    Markdown (a test's context), and for a comparison (its recorded source is shown instead, or where
+    its side file cannot be read, what the snippet lines make of it), the snippet lines for the page's own."""
+    if ctx.markdown is None or fig.compare is not None:
+        return render.code_block(fig)
+    return f"    {ctx.cache.stash(pages.code_html(fig, ctx))}\n"
 
 
 def _recorded(fig: Figure, ctx: Context) -> Markup:
