@@ -63,8 +63,10 @@ def run_walls(frame: pd.DataFrame) -> tuple[float, ...]:
     return () if walls.isna().any() else tuple(float(w) for w in walls)
 
 
-def figure_times(frames: dict[str, pd.DataFrame]) -> list[FigureTime]:
-    starts = run_starts(frames)
+def figure_times(frames: dict[str, pd.DataFrame], starts: pd.DataFrame | None = None) -> list[FigureTime]:
+    """Per figure: its sessions, runs, gaps and recorded wall times (``starts``: :func:`run_starts` of
+    ``frames``, where the caller has them)."""
+    starts = run_starts(frames) if starts is None else starts
     out = []
     for fig_id, part in starts.groupby("figure_id", sort=True):
         out.append(FigureTime(fig_id, ", ".join(sorted(part["session_id"].unique())), len(part),
@@ -80,9 +82,11 @@ def session_start(session_id: str) -> datetime | None:
         return None
 
 
-def session_spans(frames: dict[str, pd.DataFrame]) -> list[tuple[str, int, int, float | None]]:
-    """Per session: (id, figures, runs, seconds from the session's start to its last run's start)."""
-    starts = run_starts(frames)
+def session_spans(frames: dict[str, pd.DataFrame],
+                  starts: pd.DataFrame | None = None) -> list[tuple[str, int, int, float | None]]:
+    """Per session: (id, figures, runs, seconds from the session's start to its last run's start)
+    (``starts``: :func:`run_starts` of ``frames``, where the caller has them)."""
+    starts = run_starts(frames) if starts is None else starts
     out = []
     for sid, part in starts.groupby("session_id", sort=True):
         begun = session_start(sid)
@@ -109,7 +113,8 @@ def table(frames: dict[str, pd.DataFrame], link, budgets: dict[str, float] | Non
     declared), then the estimated whole suite and each session's measured span.
     ``link(fig_id)`` gives the figure's /bench link target."""
     budgets = budgets or {}
-    times = figure_times(frames)
+    starts = run_starts(frames)  # once, for the figures and the sessions
+    times = figure_times(frames, starts)
     rows = ["| figure | runs | one run: median [min..max] | measured as | budget per run | session |",
             "|---|---|---|---|---|---|"]
     for t in times:
@@ -137,7 +142,7 @@ def table(frames: dict[str, pd.DataFrame], link, budgets: dict[str, float] | Non
                   "(executing the lesson and building the site come on top)." + budget_line +
                   " A median leaves out the slow runs, so on a busy machine this reads low: where a "
                   "session below holds every figure, its span is the time a whole session took."]
-    for sid, n_figs, n_runs, span in session_spans(frames):
+    for sid, n_figs, n_runs, span in session_spans(frames, starts):
         paragraphs.append(f"Session `{fmt.esc(sid)}`: {fmt.count(n_figs, 'figure')}, "
                           f"{fmt.count(n_runs, 'run')} kept, {seconds(span)} from its start to its "
                           "last run's start.")
