@@ -36,8 +36,8 @@ PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 
 def chart_key(tab: Table) -> str:
     """What a chart is drawn from, hashed: the arguments the drawing function gets
-    (``render.chart_input``: each panel's label and samples, the variants, the title), not a list
-    of the columns it reads, and the code (``cachefile.code_version``). Hashed once per table
+    (``render.chart_input``: each row's label and its samples' ``render.CHART_COLUMNS``, the
+    variants, the title), and the code (``cachefile.code_version``). Hashed once per table
     object: a chapter, the figure's page and the machine page each ask it of the same table."""
     memo = tab.__dict__  # a frozen dataclass: not through setattr (Table.metric keeps its own so)
     if "_chart_key" not in memo:
@@ -46,14 +46,21 @@ def chart_key(tab: Table) -> str:
 
 
 def _chart_key(tab: Table) -> str:
-    panels, variants, title = render.chart_input(tab)
+    """The table's whole frame in ``render.CHART_COLUMNS`` (and its index) hashed once, and each
+    row's label and the index of its samples: every row's samples in those columns follow from
+    them (``chart_input`` selects them so), without a frame made a row for each key."""
     digest = hashlib.sha256(cachefile.code_version().encode())
-    digest.update(repr((variants, title)).encode())
-    for label, samples in panels:
-        digest.update(repr((label, list(samples.columns), [str(t) for t in samples.dtypes], len(samples))).encode())
-        digest.update(_values(samples.index.to_numpy()))
-        for column in samples.columns:
-            digest.update(_values(samples[column].to_numpy()))
+    digest.update(repr((list(tab.variants), render.chart_title(tab))).encode())
+    frame = tab.frame
+    columns = list(render.CHART_COLUMNS)
+    digest.update(repr((columns, [str(frame[c].dtype) for c in columns], len(frame))).encode())
+    digest.update(_values(frame.index.to_numpy()))
+    for column in columns:
+        digest.update(_values(frame[column].to_numpy()))
+    for row in tab.rows:
+        index = row.samples.index.to_numpy()
+        digest.update(repr((row.label, str(index.dtype), len(index))).encode())
+        digest.update(_values(index))
     return digest.hexdigest()
 
 

@@ -172,10 +172,17 @@ def _provenance(tab: Table) -> list[tuple[str, str]]:
     return rows
 
 
+CHART_COLUMNS = ("variant", "run", "sample", "boundary", "time_s")  # what a chart reads of each row's samples
+
+
 def chart_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
     """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
-    panels = [(row.label, row.samples[["variant", "run", "sample", "boundary", "time_s"]]) for row in tab.rows]
-    return panels, list(tab.variants), f"{tab.fig.title} on {tab.machine}"
+    panels = [(row.label, row.samples[list(CHART_COLUMNS)]) for row in tab.rows]
+    return panels, list(tab.variants), chart_title(tab)
+
+
+def chart_title(tab: Table) -> str:
+    return f"{tab.fig.title} on {tab.machine}"
 
 
 def panel_chart(tab: Table) -> str:
