@@ -214,7 +214,7 @@ def _split_quick(text: str) -> list[list[str]] | None:
         lines.pop()  # the newline that ends the last line
     if not lines or max(map(len, lines)) >= csv.field_size_limit():
         return None
-    records = [line.split(",") if line else [] for line in lines]  # csv reads a blank line as []
+    records = _cells(lines)
     quoted = [i for i, line in enumerate(lines) if '"' in line]
     if quoted:
         try:
@@ -226,6 +226,35 @@ def _split_quick(text: str) -> list[list[str]] | None:
         for i, record in zip(quoted, read):
             records[i] = record
     return records
+
+
+# The first of a results file's columns that change from sample to sample (results/README.md): those
+# before it are a run's provenance, the same text on every row of a run.
+_PER_SAMPLE_FROM = "variant"
+
+
+def _cells(lines: list[str]) -> list[list[str]]:
+    """Each line split at its commas (``line.split(",")``; a blank line ``[]``, as csv reads it). In a
+    results file the cells before :data:`_PER_SAMPLE_FROM` (the header's, first line) repeat on every
+    row of a run: each line is split from the right into that many cells after them and the text
+    before, and each distinct text before is split once, its cells shared by the rows that hold it
+    (the same values; a line with fewer commas splits into the same cells all the same)."""
+    header = lines[0].split(",")
+    tail = len(header) - header.index(_PER_SAMPLE_FROM) if _PER_SAMPLE_FROM in header else 0
+    if tail <= 0 or len(lines) < 3:
+        return [line.split(",") if line else [] for line in lines]
+    heads: dict[str, list[str]] = {}
+    out = []
+    for line in lines:
+        if not line:
+            out.append([])
+            continue
+        parts = line.rsplit(",", tail)
+        head = heads.get(parts[0])
+        if head is None:
+            head = heads[parts[0]] = parts[0].split(",")
+        out.append(head + parts[1:])
+    return out
 
 
 Check = tuple[np.ndarray, Callable[[int], str]]  # rows that break a rule, and the message for one of them
