@@ -7,8 +7,10 @@ Formatting only: every number was computed by the table model; the markup is in
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 from pygments import highlight
@@ -117,13 +119,15 @@ def _distinct(frame: pd.DataFrame, col: str) -> str:
 
 def _meta(frame: pd.DataFrame) -> dict:
     """What a reader from a review link needs first: on what, when, how, how many."""
-    first = frame.iloc[0]
-    per_run = frame.groupby(["run", "variant", "params"], dropna=False).size()  # params may be empty
-    return {"machine": first["machine"], "platform": first["platform"], "device_kind": first["device_kind"],
+    params = frame["params"].to_numpy()  # may be empty: every empty cell one group, as groupby(dropna=False)
+    params = np.where(pd.isna(params), None, params).tolist() if pd.isna(params).any() else params.tolist()
+    per_run = Counter(zip(frame["run"].tolist(), frame["variant"].tolist(), params)).values()  # samples a cell
+    return {"machine": frame["machine"].iat[0], "platform": frame["platform"].iat[0],
+            "device_kind": frame["device_kind"].iat[0],
             "jax": _distinct(frame, "jax_version"), "date": _distinct(frame, "timestamp_utc")[:10],
             "boundary": _distinct(frame, "boundary"), "runs": frame["run"].nunique(),
             "processes": int(frame["process_count"].max()) if "process_count" in frame else 1,
-            "samples": fmt.count_span(int(per_run.min()), int(per_run.max()), "sample")}
+            "samples": fmt.count_span(int(min(per_run)), int(max(per_run)), "sample")}
 
 
 # Recorded once per run and different in every run: shown in run order, not as a sorted set.
@@ -131,10 +135,26 @@ PER_RUN_FIELDS = frozenset({"load_avg_1m", "order_seed", "cpu_mhz"})
 
 
 def _by_run(frame: pd.DataFrame, col: str) -> str:
-    values = frame.groupby("run")[col].first()
-    if values.nunique(dropna=False) <= 1:
+    values = _first_by_run(frame, col)
+    if len({None if v is None or v != v else v for v in values}) <= 1:  # nunique(dropna=False)
         return _distinct(frame, col)
-    return "by run: " + ", ".join("—" if v != v else str(v) for v in values)
+    return "by run: " + ", ".join("—" if v is None or v != v else str(v) for v in values)
+
+
+def _first_by_run(frame: pd.DataFrame, col: str) -> list:
+    """``frame.groupby("run")[col].first()`` as a list, in run order: each run's first value that is
+    not empty (None where a run has none). A number column in numpy, without a grouping; any other
+    through pandas."""
+    values = frame[col].to_numpy()
+    if values.dtype.kind not in "iuf":
+        return frame.groupby("run")[col].first().tolist()
+    order, inverse = np.unique(frame["run"].to_numpy(), return_inverse=True)
+    present = np.flatnonzero(~np.isnan(values)) if values.dtype.kind == "f" else np.arange(len(values))
+    groups, first = np.unique(inverse[present], return_index=True)
+    found: list = [None] * len(order)
+    for group, value in zip(groups.tolist(), values[present[first]].tolist()):
+        found[group] = value
+    return found
 
 
 PROVENANCE_FIELDS = (

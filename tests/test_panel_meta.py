@@ -1,0 +1,64 @@
+"""A machine panel's meta line and provenance (``views/render.py``) read the same as pandas'
+grouping gave them: the samples per cell (``groupby([...], dropna=False).size()``) and each run's
+first value of a per-run field (``groupby("run")[col].first()``), on every committed table and on
+frames with empty cells."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchkit.layout import discover
+from benchkit.schema import figure_id_for
+from benchsite.model import load
+from benchsite.model.figures import all_figures
+from benchsite.views import fmt, render
+from conftest import REPO
+
+
+def _old_meta(frame: pd.DataFrame) -> dict:
+    first = frame.iloc[0]
+    per_run = frame.groupby(["run", "variant", "params"], dropna=False).size()
+    return {"machine": first["machine"], "platform": first["platform"], "device_kind": first["device_kind"],
+            "jax": render._distinct(frame, "jax_version"), "date": render._distinct(frame, "timestamp_utc")[:10],
+            "boundary": render._distinct(frame, "boundary"), "runs": frame["run"].nunique(),
+            "processes": int(frame["process_count"].max()) if "process_count" in frame else 1,
+            "samples": fmt.count_span(int(per_run.min()), int(per_run.max()), "sample")}
+
+
+def _old_by_run(frame: pd.DataFrame, col: str) -> str:
+    values = frame.groupby("run")[col].first()
+    if values.nunique(dropna=False) <= 1:
+        return render._distinct(frame, col)
+    return "by run: " + ", ".join("—" if v != v else str(v) for v in values)
+
+
+def _frames():
+    figures = all_figures(REPO / "bench_scripts")
+    for file in discover(REPO / "results"):
+        if figure_id_for(file.stem) in figures:
+            yield f"{file.machine}/{file.stem}", load.load(file)
+
+
+def _edited(frame: pd.DataFrame) -> list[pd.DataFrame]:
+    """The frame with empty cells where a per-run field or params may have them: some rows, one
+    run's every row, every row; and runs out of order."""
+    out = []
+    runs = frame["run"].to_numpy()
+    for rows in (np.arange(len(frame)) % 3 == 0, runs == runs.max(), np.ones(len(frame), dtype=bool)):
+        edited = frame.copy()
+        for col in render.PER_RUN_FIELDS:
+            edited[col] = edited[col].astype(float).where(~rows)
+        edited["params"] = edited["params"].astype(object).where(~rows, None)
+        out.append(edited)
+    out.append(frame.iloc[::-1].reset_index(drop=True))
+    return out
+
+
+@pytest.mark.parametrize("name,frame", list(_frames()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_meta_and_per_run_fields_are_what_pandas_grouping_gave(name, frame):
+    for f in [frame, *_edited(frame)]:
+        assert render._meta(f) == _old_meta(f)
+        for col in render.PER_RUN_FIELDS:
+            assert render._by_run(f, col) == _old_by_run(f, col)
