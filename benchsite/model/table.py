@@ -148,8 +148,13 @@ class Table:
             dataclasses.replace(r, samples=r.samples.index.to_numpy()) for r in self.rows))
 
     def attached(self, frame: pd.DataFrame) -> Table:
+        """The table with its samples put back from ``frame``, each row's by its index: taken by
+        position where the frame's index is its positions (a loaded file's), else looked up."""
+        index = frame.index
+        by_position = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+        select = frame.take if by_position else frame.loc.__getitem__
         return dataclasses.replace(self, frame=frame, rows=tuple(
-            dataclasses.replace(r, samples=frame.loc[r.samples]) for r in self.rows))
+            dataclasses.replace(r, samples=select(r.samples)) for r in self.rows))
 
     def metric(self, name: str) -> tuple[dict[str, stats.Summary | None], ...]:
         """Per row, in order: ``Row.metric(name)`` of every row, from one groupby (a table of
