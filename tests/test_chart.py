@@ -192,3 +192,39 @@ def test_cells_are_pandas_groupby_indices_and_medians_to_the_bit():
         want = by_cell["time_s"].median().to_dict()
         assert {k: v.tolist() for k, v in cells.items()} == {k: v.tolist() for k, v in by_cell.indices.items()}
         assert repr(medians) == repr({k: want[k] for k in medians}) and medians.keys() == want.keys()
+
+
+def test_each_runs_path_is_dot_path_of_its_own_dots():
+    """``chart.marks`` draws every run of a variant in one go; each run's path is still what
+    ``dot_path`` gives of that run's dots alone (x: its strip's centre plus ``_jitter`` of its count,
+    y: its times), on random panels with runs of one sample, of many, and missing."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        n = int(rng.integers(1, 120))
+        frame = pd.DataFrame({"variant": rng.choice(["a", "b"], n), "run": rng.integers(0, 6, n),
+                              "sample": rng.permutation(n), "boundary": "completed",
+                              "time_s": rng.lognormal(-8, 1.5, n)})
+        variants, runs = ["a", "b"], sorted(set(frame["run"].tolist()))
+        ax = chart.axes.time_axis(float(frame["time_s"].min()), float(frame["time_s"].max()), True)
+        measured = chart.Measured([20.0, 20.0], 40, [30.0])
+        fr = chart.frame("", variants, 30.0, measured, len(runs))
+
+        def y_of(seconds, fr=fr, ax=ax):
+            return fr.bottom - ax.frac(np.asarray(seconds, dtype=float)) * chart.PLOT_H
+
+        groups, _, _, _ = chart.marks(frame, variants, runs, fr, y_of)
+        order = np.argsort(frame["sample"].to_numpy(), kind="stable")
+        ys = y_of(frame["time_s"].to_numpy()[order])
+        cells, _ = chart._cells(frame["variant"].to_numpy()[order], frame["run"].to_numpy()[order],
+                                frame["time_s"].to_numpy()[order])
+        for group in groups:
+            i = variants.index(group["variant"])
+            drawn = re.findall(r' d="([^"]*)"', str(group["paths"]))
+            want = []
+            for j, run in enumerate(runs):
+                if (group["variant"], run) in cells:
+                    at = cells[(group["variant"], run)]
+                    centre = fr.left + fr.slot * i + fr.slot * 0.08 + fr.strip * (j + 0.5)
+                    xs = np.rint(centre + chart._jitter(len(at)) * fr.strip * 0.8)
+                    want.append(chart.dot_path(xs, ys[at]))
+            assert drawn == want

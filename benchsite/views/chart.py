@@ -71,7 +71,8 @@ _DY = [("" if t[0] == "-" else " ") + t for t in _STEP]  # "-" separates the num
 
 def dot_path(xs: np.ndarray, ys: np.ndarray) -> str:
     """Dots as zero-length segments: the first absolute, the rest relative moves, in tenths of a unit
-    (integer deltas, so rounding never drifts)."""
+    (integer deltas, so rounding never drifts). The rule of one run's path: :func:`marks` writes
+    every run of a variant by it at once (``tests/test_chart.py`` holds each path to this)."""
     x10, y10 = np.rint(xs * 10).astype(int), np.rint(ys * 10).astype(int)
     dx, dy = (np.diff(x10) + REACH).tolist(), (np.diff(y10) + REACH).tolist()
     first = f"M{_tenths(int(x10[0]))} {_tenths(int(y10[0]))}h0"
@@ -162,14 +163,27 @@ def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) 
         bands.append({"x": _f(x0 + fr.slot * 0.05), "y": _f(y_lo), "w": _f(fr.slot * 0.9),
                       "h": _f(max(y_hi - y_lo, 1.0))})
         paths = []
-        for (j, run, at), median in zip(here, run_medians):
-            centre = x0 + fr.slot * 0.08 + fr.strip * (j + 0.5)
-            xs = np.rint(centre + _jitter(len(at)) * fr.strip * 0.8)  # whole units: shorter paths
+        # Every run's dots of this variant at once (what dot_path does to each run's, element by
+        # element: the same numbers), each run's path then written from its slice.
+        centres = [x0 + fr.slot * 0.08 + fr.strip * (j + 0.5) for j, _, _ in here]
+        counts = np.array([len(at) for _, _, at in here])
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        k = np.arange(int(ends[-1])) - np.repeat(starts, counts)  # each dot's place in its run
+        jitter = np.modf(k * 0.6180339887 + 0.5)[0] - 0.5  # _jitter of each run's count
+        xs = np.rint(np.repeat(np.array(centres), counts) + jitter * fr.strip * 0.8)  # whole units: shorter paths
+        every = np.concatenate([at for _, _, at in here])
+        x10, y10 = np.rint(xs * 10).astype(int), np.rint(ys[every] * 10).astype(int)
+        dx, dy = (np.diff(x10) + REACH).tolist(), (np.diff(y10) + REACH).tolist()
+        x10, y10 = x10.tolist(), y10.tolist()
+        for (j, run, at), median, centre, a, b in zip(here, run_medians, centres, starts.tolist(), ends.tolist()):
             numbers = samples[at].tolist()
             listed = "" if numbers == list(range(len(numbers))) else " ".join(map(str, numbers))
             shown = f' data-samples="{escape(listed)}"' if listed else ""
+            d = f"M{_tenths(x10[a])} {_tenths(y10[a])}h0" + "".join(
+                [f"m{_STEP[p]}{_DY[q]}h0" for p, q in zip(dx[a:b - 1], dy[a:b - 1])])
             paths.append(f'<path data-run="{escape(str(run))}"{shown} stroke="{escape(PALETTE[j % len(PALETTE)])}" '
-                         f'd="{escape(dot_path(xs, ys[at]))}"/>\n')
+                         f'd="{escape(d)}"/>\n')
             y = float(y_of([median])[0])
             medians.append(f"M{_f(centre - fr.strip * 0.45)} {_f(y)}h{_f(fr.strip * 0.9)}")
         # A run's dots as finished markup (escaped as the template would): a chart has hundreds of
