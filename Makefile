@@ -113,8 +113,12 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 # figure scripts and other programs, the wheel); test runs both. In TEST_JOBS processes
 # (pytest-xdist), each taking a whole test module at a time, so a module's fixtures are made once;
 # what several modules share is made once a run (tests/conftest.py, once). TEST_JOBS=0: one process.
+# Byte code is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on this
+# machine): otherwise every worker rewrites every test module's asserts again, and every build and
+# script the tests start compiles benchsite and benchkit from source (__pycache__ is ignored by git,
+# the code version and the copies the tests make).
 TEST_JOBS ?= 2
-PYTEST = $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 test: $(STAMP) ## Run every test, both tiers, in two processes (5 to 6 minutes on 2 cores)
 	$(PYTEST)

@@ -50,7 +50,11 @@ def stream_text(nb: nbformat.NotebookNode) -> str:
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): sha(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file of ``folder`` but Python's byte code of the helpers the notebook imports
+    (``__pycache__``: written by any import where byte code is cached, as make test does; ignored
+    by git and by mkdocs.yml's exclude_docs, so never a part of docs or of the site)."""
+    return {p.relative_to(folder).as_posix(): sha(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.relative_to(folder).parts}
 
 
 @pytest.mark.slow
