@@ -111,14 +111,15 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 
 # Two tiers (CONTRIBUTING.md): test-fast leaves out the tests marked slow (site builds, Chromium,
 # figure scripts and other programs, the wheel); test runs both. In TEST_JOBS processes
-# (pytest-xdist), each taking a whole test module at a time, so a module's fixtures are made once;
+# (pytest-xdist), each taking a whole test module at a time, so a module's fixtures are made once
+# (the longest modules first: tests/conftest.py, LONG_FIRST, and --no-loadscope-reorder);
 # what several modules share is made once a run (tests/conftest.py, once). TEST_JOBS=0: one process.
 # Byte code is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE, set on this
 # machine): otherwise every worker rewrites every test module's asserts again, and every build and
 # script the tests start compiles benchsite and benchkit from source (__pycache__ is ignored by git,
 # the code version and the copies the tests make).
 TEST_JOBS ?= 2
-PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP) ## Run every test, both tiers, in two processes (5 to 6 minutes on 2 cores)
 	$(PYTEST)

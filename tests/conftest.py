@@ -256,6 +256,25 @@ def edited_tree() -> tuple[dict[str, Path], dict[str, str]]:
     return {"before": site, **{name: root / name for name in logs}}, {"before": proc.stderr, **logs}
 
 
+# --- the order of the modules --------------------------------------------------------------------
+# make test hands whole modules to its workers (--dist loadfile) in collection order
+# (--no-loadscope-reorder: pytest-xdist would put the modules with the most tests first): the long
+# ones first, so that the run ends on short modules that keep both cores busy instead of one long
+# module running alone; and first among them the modules that make what others share (the smoke
+# session, the committed and damaged builds; the edited tree before tests/test_warm_build.py reads
+# it), so that no module waits for another's build. The rest keep pytest's order. A module missing
+# here, or one that became short, only costs time.
+LONG_FIRST = ("test_runner", "test_bad_inputs", "test_browser", "test_code_version", "test_bad_site",
+              "test_sessions", "test_claims", "test_distributed_runner", "test_permalinks", "test_warm_build",
+              "test_benchkit_api", "test_docs_reads", "test_search", "test_benchkit_install",
+              "test_bench_site", "test_lesson_notebook", "test_claimcheck")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: each module's own order kept
+
+
 # --- the two tiers -------------------------------------------------------------------------------
 # `make test-fast` (-m "not slow") runs the model and the views in about a minute; `make test` runs
 # everything. A test that builds a site, starts Chromium, runs a figure script or any other program
