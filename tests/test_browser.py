@@ -9,6 +9,7 @@ tests skip locally and fail in CI.
 import functools
 import html.parser
 import http.server
+import json
 import os
 import re
 import threading
@@ -86,6 +87,21 @@ def page(browser):
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     yield watched(context.new_page(), [])
     context.close()
+
+
+def layout_context(browser, site: Path, **options):
+    """A new context of ``browser`` for the tests of what a page lays out (widths, text sizes,
+    scrolling), serving ``site``'s search index with no documents. Material's search worker builds
+    its index from the whole of ``search/search_index.json`` on every page load (a quarter of
+    Chromium's CPU time for a page here), and none of these tests reads it. The search itself runs
+    on the whole index (test_search_finds_a_chapter, test_the_site_works_under_a_bench_prefix,
+    tests/test_search.py), and the walk over each kind of page loads it as a reader's browser does."""
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    empty = json.dumps({**index, "docs": []})
+    context = browser.new_context(**options)
+    context.route("**/search/search_index.json",
+                  lambda route: route.fulfill(body=empty, content_type="application/json"))
+    return context
 
 
 TABS = 6  # pages loading at once: a page waiting for the network to go quiet uses no CPU
@@ -419,7 +435,7 @@ CHART_BOXES = """() => [...document.querySelectorAll('.bench-samples, .bench-sam
 
 
 def test_charts_read_on_a_phone(built_site, serve, browser):
-    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844}, device_scale_factor=2)
     pg = context.new_page()
     pg.goto(serve(built_site) + CHART_PAGE)
     assert pg.locator(".bench-samples svg.bench-panel").count() >= 2
@@ -497,7 +513,7 @@ def test_no_page_scrolls_sideways_on_a_phone(built_site, serve, browser):
     paths = sorted({"/" + h.removeprefix(".").lstrip("/")
                     for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)})
     paths.append("/bench/fig-dispatch-vs-completion/")
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
     pg = watched(context.new_page(), [])
     wide = {}
     for url, _, tab in visit(pg, [base + p for p in paths], until="networkidle"):
@@ -549,7 +565,7 @@ def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serv
     phone the timeline scrolls inside its box rather than shrink; the roofline draws its narrow
     layout), and at a desktop's content width (686 px, the narrowest with both sidebars) they fit
     without a scroll bar; the roofline fits without one at every width."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 900})
     pg = context.new_page()
     figures = []
     for path in ("/diagnosing/gaps-and-residuals/", "/how-good-is-this-number/"):
@@ -577,7 +593,7 @@ def test_the_roofline_shows_its_roofs_dots_labels_and_legend_on_a_phone(built_si
     sideways in its box, with the compute roofs, the matmul dots and the legend's end outside it.
     Now every roof, dot, label and legend entry lies inside the figure's box and the window, with
     no scrolling, and no two labels overlap or cover another dot."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
     pg = context.new_page()
     figures = []
     for path in ("/how-good-is-this-number/", "/bench/fig-machine-peak/"):
@@ -630,7 +646,7 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
     figure table of four or more columns is one card a row (it no longer scrolls, so none is cut off
     there: that replaces this test's old "some table is cut off at 390 px, and says so")."""
     session = next(p.parent for p in sorted((built_site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 900})
     pg = context.new_page()
     ours, material = [], []
     for path in (f"/{session.relative_to(built_site).as_posix()}/", "/how-good-is-this-number/", CHART_PAGE):
@@ -674,7 +690,7 @@ def test_every_figure_tables_key_column_is_on_a_phones_screen(built_site, serve,
     paths = ["/what-the-clock-caught/", "/how-good-is-this-number/", "/timing-sharded-programs/", "/jax-upgrade/",
              "/bench/fig-harness-vs-peers/", f"/bench/fig-harness-vs-peers/{REFERENCE}/",
              f"/{session.relative_to(built_site).as_posix()}/"]
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
     pg = context.new_page()
     seen, off = set(), []
     for path in paths:
@@ -704,7 +720,7 @@ def test_history_chart_labels_stay_inside_and_apart(built_site, serve, browser, 
         counts[page] = len(list(page.parent.glob("*/index.html")))
     most = max(counts, key=counts.get)
     assert counts[most] >= 7
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 900})
     pg = context.new_page()
     pg.goto(serve(built_site) + f"/{most.parent.relative_to(built_site).as_posix()}/")
     charts = pg.evaluate(HISTORY_LABELS)
@@ -751,7 +767,7 @@ def test_lesson_outputs_say_when_columns_are_hidden_and_its_source_reads_in_both
     dark scheme the source the lesson prints (Pygments, inline colours for a light page: blue names
     measured 1.8:1 there) keeps WCAG's 4.5:1; on the light one it is Pygments' default style as
     stored (comments 4.46:1)."""
-    context = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme=scheme)
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844}, color_scheme=scheme)
     pg = context.new_page()
     pg.goto(serve(built_site) + LESSON)
     found = pg.evaluate(LESSON_OUTPUTS)
@@ -777,7 +793,7 @@ def test_every_table_of_four_columns_or_more_is_read_without_scrolling_on_a_phon
     chapter's own, /bench's machines and index tables, the verdicts page) still hid their last
     columns, "vs the reference" among them. bench-cards.js labels every such table, so every cell
     of every table lies within the window."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
     pg = context.new_page()
     off, cards = [], 0
     for path in ("/diagnosing/recompiles/", "/bench/fig-dispatch-vs-completion/", "/bench/", "/verdicts/",
