@@ -170,3 +170,10 @@ def test_the_chart_key_tells_apart_any_change_to_what_a_chart_is_drawn_from(setu
     assert edited(lambda f: f.loc.__setitem__((first, "time_s"), f.loc[first, "time_s"] * (1 + 1e-12))) != key
     assert edited(lambda f: f.loc.__setitem__((first, "boundary"), "dispatch ")) != key
     assert edited(lambda f: setattr(f, "index", f.index + 1)) != key
+
+    # The same frame, a row drawing other samples of it (as many: its first in place of its last): the
+    # key hashes which samples each row draws, not only the frame and their count.
+    import dataclasses
+    samples = tab.rows[0].samples
+    other = dataclasses.replace(tab.rows[0], samples=samples.iloc[[*range(len(samples) - 1), 0]])
+    assert _chart_key(dataclasses.replace(tab, rows=(other, *tab.rows[1:]))) != key

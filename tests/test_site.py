@@ -1,6 +1,8 @@
 """The site builds strict from the committed results, and its pages say what they show."""
 
 import gzip
+import html
+import re
 
 import pytest
 
@@ -63,3 +65,39 @@ def test_a_cpu_machine_page_names_the_dtypes_it_did_not_measure_instead_of_dashe
         html = page.read_text()
         assert "not measured on this machine: bfloat16, float16" in html, page
         assert "<th>bfloat16</th>" not in html and "<th>float16</th>" not in html, page
+
+
+
+# A figure's code block: on a chapter under a summary naming its script, on its /bench page under "The
+# code that produced it" (the page of one figure, whose script all_figures names).
+_CHAPTER_CODE = re.compile(r'<summary>The code that produced it: <code>(bench_scripts/[\w.-]+\.py)</code></summary>\s*'
+                           r'<div class="highlight"><pre>(.*?)</pre>', re.S)
+_BENCH_CODE = re.compile(r'<h2 id="code">The code that produced it.*?</h2>\s*'
+                         r'<div class="highlight"><pre>(.*?)</pre>', re.S)
+
+
+def _in_order(shown: list[str], lines: list[str]) -> bool:
+    """Whether ``shown`` is ``lines`` with some lines left out (the snippet markers, the other sections)."""
+    rest = iter(lines)
+    return all(any(line == other for other in rest) for line in shown)
+
+
+@pytest.mark.slow
+def test_each_figure_shows_the_code_of_its_own_script(built_site):
+    """A figure's code block, on its chapter and on its /bench page, holds lines of its own script, in
+    that script's order (the named sections, less their markers): never another figure's code (the
+    code is rendered once per figure and build, pages.code_html, and shown on both)."""
+    from benchsite.model.figures import all_figures
+
+    blocks = [(page, script, code) for page in built_site.glob("*/index.html")
+              for script, code in _CHAPTER_CODE.findall(page.read_text())]
+    chapters = len(blocks)
+    for fig in all_figures().values():
+        page = built_site / "bench" / fig.id / "index.html"
+        blocks += [(page, fig.script_rel, code) for code in _BENCH_CODE.findall(page.read_text())]
+    assert chapters >= 20 and len(blocks) - chapters == len(all_figures())
+    for page, script, code in blocks:
+        shown = html.unescape(re.sub(r"<[^>]+>", "", code)).rstrip("\n").split("\n")
+        lines = (REPO / script).read_text().split("\n")
+        assert len([line for line in shown if line.strip()]) >= 3, (page, script)
+        assert _in_order(shown, lines), (page, script, [line for line in shown if line not in lines][:3])
