@@ -212,6 +212,22 @@ def test_the_latest_session_from_the_validated_frame_is_the_kept_session(tmp_pat
     assert len(made[sources[2].name]) == 2
 
 
+def test_a_sessions_cells_are_the_same_when_their_codes_are_renumbered_at_every_column(monkeypatch):
+    """``from_results`` numbers each row's cell by its columns' codes, renumbering the product only
+    before it could overflow; renumbering at every column gives the same frames."""
+    from benchkit.layout import discover
+    from benchsite.model import load, session_files
+
+    frames = [load.load(f) for f in discover(REPO / "results") if f.machine == REFERENCE][:6]
+    want = [session_files.from_results(f) for f in frames]
+    monkeypatch.setattr(session_files, "_MOST_CODES", 2)
+    for frame, made in zip(frames, want):
+        got = session_files.from_results(frame)
+        assert list(got) == list(made)
+        for sid in made:
+            pd.testing.assert_frame_equal(got[sid], made[sid], check_exact=True)
+
+
 def _write_csv(path, rows) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh, lineterminator="\n").writerows(rows)

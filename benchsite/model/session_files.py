@@ -156,6 +156,9 @@ def _framed(data: dict, rows: int) -> pd.DataFrame:
     return frame
 
 
+_MOST_CODES = 2 ** 62  # below int64's largest
+
+
 def from_results(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Session id -> the frame :func:`parse` gives of the summaries ``archive`` keeps of that session,
     made from a results file's validated frame (``load.load``) without writing them as text: each
@@ -168,9 +171,14 @@ def from_results(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     # Each row's cell (session, then archive.CELL_COLUMNS) as one number, cells numbered in the
     # order the file first shows them, as archive.compact keeps them.
     codes = np.zeros(len(frame), dtype=np.int64)
+    span = 1  # how many values the codes can take
     for col in ("session_id", *archive.CELL_COLUMNS):
         column, uniques = pd.factorize(frame[col].to_numpy(), use_na_sentinel=False)
-        codes = pd.factorize(codes * len(uniques) + column)[0]  # renumbered: no overflow, however many
+        if span * max(len(uniques), 1) >= _MOST_CODES:  # renumbered first: no overflow, however many
+            codes, seen = pd.factorize(codes)
+            span = len(seen)
+        codes = codes * len(uniques) + column
+        span *= max(len(uniques), 1)
     _, first, cell = np.unique(codes, return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
