@@ -208,3 +208,47 @@ def test_a_build_killed_mid_warming_takes_its_workers_with_it(tmp_path):
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def gate(folder: Path, name: str) -> None:
+    """A job that runs until the test opens its gate (a file), then marks itself done."""
+    deadline = time.monotonic() + 60
+    while not (folder / "open").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    mark(folder, name)
+
+
+def start_returns_while_jobs_run(tmp: Path) -> None:
+    jobs = [parallel.Job(partial(mark, tmp, "first"))] + [parallel.Job(partial(gate, tmp, f"gated-{i}"))
+                                                         for i in range(3)]
+    spent: dict[str, list[float]] = {}
+    warming = parallel.start(jobs, spent)
+    assert warming is not None
+    warming.wait(jobs[0])  # that one job, while the gated ones still run: the build goes on meanwhile
+    assert (tmp / "first").exists() and not list(tmp.glob("gated-*"))
+    (tmp / "open").touch()
+    assert warming.finish() == 4
+    assert sorted(p.name for p in tmp.glob("gated-*")) == [f"gated-{i}" for i in range(3)]
+    assert len(spent[""]) == 4
+    assert not parallel._JOBS  # closed: the next step's workers get their own jobs
+
+
+def test_start_hands_out_jobs_and_returns_while_they_run(tmp_path):
+    """``parallel.start`` returns at once; ``wait`` is for one job, ``finish`` for all (the plugin
+    starts the pages' jobs in on_nav and waits for each page's in on_pre_page)."""
+    clean(start_returns_while_jobs_run, tmp_path)
+
+
+def close_drops_what_has_not_started(tmp: Path) -> None:
+    jobs = [parallel.Job(partial(gate, tmp, f"gated-{i}")) for i in range(2)]
+    jobs += [parallel.Job(partial(mark, tmp, f"later-{i}")) for i in range(20)]
+    warming = parallel.start(jobs)
+    time.sleep(0.5)
+    (tmp / "open").touch()
+    warming.close()  # as on a build error: what is running ends, what has not started never does
+    assert len(list(tmp.glob("gated-*"))) == 2
+    assert len(list(tmp.glob("later-*"))) < 20
+
+
+def test_a_closed_warming_drops_the_jobs_not_started(tmp_path):
+    clean(close_drops_what_has_not_started, tmp_path)
