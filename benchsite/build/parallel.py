@@ -4,8 +4,9 @@ A site build is one process: mkdocs makes pages one after another. What makes a 
 slow (a results file validated, a table model, a session's history, a machine panel,
 a page body) is kept under the build cache by a key of everything it is made from
 (``buildcache``, ``cachefile.cached``, ``load.load``). :func:`warm` runs jobs that make
-such things in forked worker processes, one per core, and waits; the build then runs
-exactly as before and finds them on disk. Nothing a worker computes reaches the build
+such things in forked worker processes, one per core, and waits; :func:`start` hands them out
+and returns, so that the build goes on beside them and waits for a job (:meth:`Warming.wait`)
+before it reads what that job makes. The build then runs exactly as before and finds them on disk. Nothing a worker computes reaches the build
 except through those files, so a warm-up can only make the build faster: a job that
 fails, or a worker that dies, leaves the work (and any message about it) to the build.
 A page that reported a problem is never cached (``benchsite/build/plugin.py``), so every
