@@ -6,11 +6,12 @@ a page body) is kept under the build cache by a key of everything it is made fro
 (``buildcache``, ``cachefile.cached``, ``load.load``). :func:`warm` runs jobs that make
 such things in forked worker processes, one per core, and waits; :func:`start` hands them out
 and returns, so that the build goes on beside them and waits for a job (:meth:`Warming.wait`)
-before it reads what that job makes. The build then runs exactly as before and finds them on disk. Nothing a worker computes reaches the build
-except through those files, so a warm-up can only make the build faster: a job that
-fails, or a worker that dies, leaves the work (and any message about it) to the build.
-A page that reported a problem is never cached (``benchsite/build/plugin.py``), so every
-warning is still raised by the build itself, where a strict build counts it.
+before it reads what that job makes. The build then runs exactly as before and finds them
+on disk. Nothing a worker computes reaches the build except through those files, so a
+warm-up can only make the build faster: a job that fails, or a worker that dies, leaves the
+work (and any message about it) to the build. A page that reported a problem is never cached
+(``benchsite/build/plugin.py``), so every warning is still raised by the build itself, where a
+strict build counts it.
 """
 
 from __future__ import annotations
