@@ -8,9 +8,7 @@ Pages workflow builds (restored: the results checked out afresh, so every file h
 times, and the cache restored without the folders the workflow removes before saving it), and where
 each build's time went (the hook logs each warming step: results files, figure x machine pairs,
 pages; the rest is mkdocs starting, the catalog between the steps, and the build itself in one
-process, less what it did while the pages' workers ran: the pages step runs until the last job has
-ended and the build reads and renders mkdocs' pages meanwhile, so that work counts in the pages step),
-and what the workers' time went on in a cold build, by kind of job (the total, how many
+process), and what the workers' time went on in a cold build, by kind of job (the total, how many
 jobs, and the mean), and where the site's bytes are, by kind of file (and how much of the pages is
 the theme around their content). Nothing is written into the checkout except the built sites' temp
 dirs, which are removed.
@@ -85,8 +83,7 @@ def worker_time(log: str) -> list[str]:
 def steps(log: str, total: float) -> str:
     """Where a build's time went, from its log: each warming step, then the rest (mkdocs
     starting, the catalog between the steps, and the build itself in one process: the
-    chapters, the search index, writing every page; what it does while the pages' workers
-    still run counts in the pages step)."""
+    chapters, the search index, writing every page)."""
     found = [(m["what"], float(m["seconds"])) for m in WARMED.finditer(log)]
     parts = [f"{what} {seconds:.1f} s" for what, seconds in found]
     return " · ".join([*parts, f"the rest {total - sum(s for _, s in found):.1f} s"])

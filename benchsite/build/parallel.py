@@ -4,14 +4,12 @@ A site build is one process: mkdocs makes pages one after another. What makes a 
 slow (a results file validated, a table model, a session's history, a machine panel,
 a page body) is kept under the build cache by a key of everything it is made from
 (``buildcache``, ``cachefile.cached``, ``load.load``). :func:`warm` runs jobs that make
-such things in forked worker processes, one per core, and waits; :func:`start` hands them out
-and returns, so that the build goes on beside them and waits for a job (:meth:`Warming.wait`)
-before it reads what that job makes. The build then runs exactly as before and finds them
-on disk. Nothing a worker computes reaches the build except through those files, so a
-warm-up can only make the build faster: a job that fails, or a worker that dies, leaves the
-work (and any message about it) to the build. A page that reported a problem is never cached
-(``benchsite/build/plugin.py``), so every warning is still raised by the build itself, where a
-strict build counts it.
+such things in forked worker processes, one per core, and waits; the build then runs
+exactly as before and finds them on disk. Nothing a worker computes reaches the build
+except through those files, so a warm-up can only make the build faster: a job that
+fails, or a worker that dies, leaves the work (and any message about it) to the build.
+A page that reported a problem is never cached (``benchsite/build/plugin.py``), so every
+warning is still raised by the build itself, where a strict build counts it.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +32,7 @@ from pathlib import Path
 from benchsite.core import cachefile
 from benchsite.core.cachefile import cache_dir
 
-__all__ = ["Job", "Warming", "key", "pending", "start", "warm", "workers"]
+__all__ = ["Job", "key", "pending", "warm", "workers"]
 
 _JOBS: list[Job] = []  # what the forked workers run, by index (inherited, not pickled)
 
@@ -129,80 +127,25 @@ def pending(jobs: Sequence[Job]) -> list[Job]:
     return [job for job in jobs if not (job.key and job.key in done)]
 
 
-class Warming:
-    """Jobs handed to the worker processes, running while the build goes on: :meth:`wait` for one
-    (the build reads what it made), :meth:`finish` for all. A job that failed, or whose worker
-    died, is left to the build as before: waiting for it only returns."""
-
-    def __init__(self, pool: ProcessPoolExecutor, jobs: list[Job], spent: dict[str, list[float]] | None) -> None:
-        self.pool, self.jobs, self.spent = pool, list(jobs), spent
-        self.futures: dict[int, Future] = {}
-        try:
-            for index, job in enumerate(self.jobs):
-                self.futures[id(job)] = pool.submit(_run, index)
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (memory?) or none could start: the build does the rest itself
-
-    def wait(self, job: Job) -> None:
-        """Until ``job`` (one of those handed out) has ended, however it ended."""
-        future = self.futures.get(id(job))
-        if future is not None:
-            try:
-                future.result()
-            except (BrokenProcessPool, CancelledError, OSError):
-                pass
-
-    def finish(self) -> int:
-        """Wait for every job, report each finished one's seconds by its kind (``spent``) and close
-        the workers; returns how many jobs were handed out."""
-        try:
-            for job in self.jobs:
-                if id(job) not in self.futures:
-                    continue
-                try:
-                    seconds = self.futures[id(job)].result()
-                except (BrokenProcessPool, CancelledError, OSError):
-                    continue  # a worker died (memory?): the build does the rest itself
-                if seconds is not None and self.spent is not None:
-                    self.spent.setdefault(job.kind, []).append(seconds)
-        finally:
-            self.close()
-        return len(self.jobs)
-
-    def close(self) -> None:
-        """Close the workers, the jobs not yet started cancelled (the build makes what they would have)."""
-        try:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        except OSError:
-            pass
-        finally:
-            if _JOBS and self.jobs and _JOBS[0] is self.jobs[0]:
-                _JOBS.clear()
-
-
-def start(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> Warming | None:
-    """Hand the jobs not done before to the worker processes (each once, handed out one at a time,
-    in order, as workers come free) and return at once, the workers running while the build goes on.
-    None when nothing was left to do or warming is not worth it or not safe here (one core, no
-    ``fork``, or threads running, as under ``mkdocs serve``: the build then does everything itself,
-    as it would). ``spent``, if given, gets the seconds of each job that ran to the end, by its
-    ``kind``, once :meth:`Warming.finish` has run."""
+def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> int:
+    """Run the jobs not done before on the worker processes (each once, handed out one at a
+    time as workers come free) and wait for them. Returns how many ran: 0 when nothing was
+    left to do or warming is not worth it or not safe here (one core, no ``fork``, or threads
+    running, as under ``mkdocs serve``: the build then does everything itself, as it would).
+    ``spent``, if given, gets the seconds of each job that ran to the end, by its ``kind``."""
     todo = pending(jobs)
     count = min(workers(), len(todo))
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods() or _fork_unsafe():
-        return None
-    _JOBS[:] = todo  # the workers are forked at the first submit and find each job here by its index
+        return 0
+    _JOBS[:] = todo
     try:
-        pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start,
-                                   initargs=(os.getpid(),))
-    except OSError:
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start,
+                                 initargs=(os.getpid(),)) as pool:
+            for job, seconds in zip(todo, pool.map(_run, range(len(todo)), chunksize=1)):
+                if seconds is not None and spent is not None:
+                    spent.setdefault(job.kind, []).append(seconds)
+    except (BrokenProcessPool, OSError):
+        pass  # a worker died (memory?) or none could start: the build does the rest itself
+    finally:
         _JOBS.clear()
-        return None  # no worker could start: the build does it all itself
-    return Warming(pool, todo, spent)
-
-
-def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> int:
-    """:func:`start`, then wait for every job. Returns how many ran: 0 when nothing was left to do
-    or warming is not worth it or not safe here."""
-    warming = start(jobs, spent)
-    return warming.finish() if warming is not None else 0
+    return len(todo)

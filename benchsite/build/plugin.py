@@ -51,7 +51,7 @@ from benchsite.model import catalog as _catalog
 from benchsite.model import cells, load
 from benchsite.pages import history, markers, pages
 from benchsite.pages.docsread import Docs, view_key
-from benchsite.views import html, render, roofline
+from benchsite.views import render, roofline
 
 log = logging.getLogger("mkdocs.plugins.bench")
 
@@ -138,8 +138,6 @@ class Build:
     state: str | None = None  # _state, once computed
     docs_now: dict[str, str] = field(default_factory=dict)  # reads under docs/ as they are now (_reads_hold)
     old_site: sitedir.Removal | None = None  # the last build's pages, being removed (on_pre_build)
-    warming: _Warming | None = None  # the pages' jobs, running while mkdocs reads pages (on_nav to on_post_build)
-    page_jobs: dict[str, parallel.Job] = field(default_factory=dict)  # a mkdocs page's job, by its src_uri
 
     def warn_once(self, message: str) -> None:
         # A bad file shows on the index, its figure page, its chapter and in prose: say so once.
@@ -163,12 +161,9 @@ def on_config(config):
     # Every core compresses and validates results files, then makes table models, histories and
     # charts, into the build cache; the build below reads them from there (benchsite/build/parallel.py).
     frames = cache_dir() / "frames"
-    warming = _Warming("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
-                                                     parallel.key("file", _stat(file.path)), "results file")
-                                        for file in layout.discover(results)])
-    if warming.handle is not None:  # this core is idle while they run: compile what the next workers render
-        _compile_views()
-    warming.finish()
+    _warm("results files", [parallel.Job(functools.partial(_warm_file, file, frames),
+                                         parallel.key("file", _stat(file.path)), "results file")
+                            for file in layout.discover(results)])
     cat = _catalog.Catalog.build(results, preferred=preferred, bench_dir=root / layout.BENCH_DIR_NAME, cache=frames,
                                  declared=extra.get("machine"))
     _warm("figure x machine pairs", [parallel.Job(functools.partial(_warm_pair, cat, fig_id, machine),
@@ -195,46 +190,17 @@ def on_config(config):
 def _warm(what: str, jobs: list[parallel.Job]) -> None:
     """``parallel.warm``, and one line saying how long it took: where a cold build's time goes
     (``tools/site_scaling.py`` reads these lines and shows each step)."""
-    _Warming(what, jobs).finish()
-
-
-class _Warming:
-    """A step's jobs handed to the workers (``parallel.start``): the build may go on meanwhile, and
-    :meth:`wait` for one job before it reads what that job makes. :meth:`finish` waits for the rest
-    and logs how long the step took from its start, the build's own work meanwhile included."""
-
-    def __init__(self, what: str, jobs: list[parallel.Job]) -> None:
-        self.what, self.count, self.todo = what, len(jobs), len(parallel.pending(jobs))
-        self.start, self.spent = time.perf_counter(), {}
-        self.handle = parallel.start(jobs, self.spent)
-
-    def wait(self, job: parallel.Job | None) -> None:
-        if self.handle is not None and job is not None:
-            self.handle.wait(job)
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-
-    def finish(self) -> None:
-        ran = self.handle.finish() if self.handle is not None else 0
-        how = (f"on {min(parallel.workers(), self.todo)} workers" if ran else "(done by an earlier build)"
-               if not self.todo else "(not warmed: the build makes them itself)")
-        log.info(f"bench: warmed {self.what}: {ran} of {self.count} jobs {how} in "
-                 f"{time.perf_counter() - self.start:.1f} s")
-        if self.spent:  # what the workers' time went on (the step's seconds times the workers, less idling)
-            log.info(f"bench: worker time on {self.what}: " + " · ".join(
-                f"{kind} {sum(seconds):.1f} s ({len(seconds)}, {1000 * sum(seconds) / len(seconds):.0f} ms each)"
-                for kind, seconds in sorted(self.spent.items(), key=lambda item: -sum(item[1]))))
-
-
-def _compile_views() -> None:
-    """Every template of the views compiled here, while the results files' workers run, so that the
-    workers forked after (figure x machine pairs, pages) inherit them instead of each compiling
-    those it renders (about a fifth of a second of CPU in each pages worker)."""
-    env = html.environment()
-    for name in env.list_templates():
-        env.get_template(name)
+    todo = len(parallel.pending(jobs))
+    start = time.perf_counter()
+    spent: dict[str, list[float]] = {}
+    ran = parallel.warm(jobs, spent)
+    how = (f"on {min(parallel.workers(), todo)} workers" if ran else "(done by an earlier build)" if not todo
+           else "(not warmed: the build makes them itself)")
+    log.info(f"bench: warmed {what}: {ran} of {len(jobs)} jobs {how} in {time.perf_counter() - start:.1f} s")
+    if spent:  # what the workers' time went on (the step's seconds times the workers, less idling)
+        log.info(f"bench: worker time on {what}: " + " · ".join(
+            f"{kind} {sum(seconds):.1f} s ({len(seconds)}, {1000 * sum(seconds) / len(seconds):.0f} ms each)"
+            for kind, seconds in sorted(spent.items(), key=lambda item: -sum(item[1]))))
 
 
 def _stat(path: Path) -> str:
@@ -312,9 +278,6 @@ def on_pre_build(config) -> None:
 
 def on_build_error(error) -> None:
     if BUILD:
-        if BUILD[0].warming is not None:
-            BUILD[0].warming.close()  # the jobs not started are dropped; no worker outlives the build
-            BUILD[0].warming = None
         _finish_removal(BUILD[0])
 
 
@@ -371,26 +334,8 @@ def on_nav(nav, config, files):
         if key and writer.stored(key).name not in kept:
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key),
                                      kind=_direct_kind(file.src_uri)))
-    # The workers run them while mkdocs goes on: it reads each page once that page's job has ended
-    # (on_pre_page), then writes the theme's files and its pages on this core while the workers make
-    # the written pages' bodies, which on_post_build waits for.
-    build.page_jobs = {f.src_uri: job for f, job in zip(sources, jobs)}
-    build.warming = _Warming("pages", jobs)
+    _warm("pages", jobs)
     return nav
-
-
-def on_pre_page(page, config, files):
-    """A page is read once its warming job has ended (the build cache holds what it made)."""
-    build = BUILD[0]
-    if build.warming is not None:
-        build.warming.wait(build.page_jobs.get(page.file.src_uri))
-    return page
-
-
-def _finish_warming(build: Build) -> None:
-    if build.warming is not None:
-        warming, build.warming = build.warming, None
-        warming.finish()
 
 
 def _check_text(file: File) -> None:
@@ -859,7 +804,6 @@ def compact(shell: str) -> str:
 def on_post_build(config) -> None:
     build = BUILD[0]
     try:
-        _finish_warming(build)  # the written pages' bodies, made on the workers while mkdocs built its pages
         if build.direct:
             _write_direct(build, config)
     finally:
@@ -933,7 +877,7 @@ class BenchPlugin(BasePlugin):
         return on_env(env, config, files)
 
     def on_pre_page(self, page, *, config, files):
-        return render_cache.on_pre_page(on_pre_page(page, config, files), config, files)
+        return render_cache.on_pre_page(page, config, files)
 
     def on_page_markdown(self, markdown: str, *, page, config, files) -> str:
         return on_page_markdown(markdown, page, config, files)
