@@ -175,5 +175,7 @@ def test_the_chart_key_tells_apart_any_change_to_what_a_chart_is_drawn_from(setu
     # key hashes which samples each row draws, not only the frame and their count.
     import dataclasses
     samples = tab.rows[0].samples
-    other = dataclasses.replace(tab.rows[0], samples=samples.iloc[[*range(len(samples) - 1), 0]])
-    assert _chart_key(dataclasses.replace(tab, rows=(other, *tab.rows[1:]))) != key
+    for swapped in (len(samples) - 1, len(samples) // 2):  # the last sample, and one in the middle
+        drawn = [0 if i == swapped else i for i in range(len(samples))]
+        other = dataclasses.replace(tab.rows[0], samples=samples.iloc[drawn])
+        assert _chart_key(dataclasses.replace(tab, rows=(other, *tab.rows[1:]))) != key
