@@ -86,12 +86,14 @@ def _per_run_rate(rows: pd.DataFrame, column: str) -> pd.Series:
 
 def _rates(rows: pd.DataFrame, columns: list[str]) -> dict[str, pd.Series]:
     """:func:`_per_run_rate` of each column: each run's median of the column over that run's median
-    time (``stats.per_run_medians``: ``groupby("run").median()``'s numbers, NaN skipped), runs in order."""
+    time (:func:`_per_run_rates`), as a Series by run."""
     runs = rows["run"].to_numpy()
-    found, times = stats.per_run_medians(runs, rows["time_s"].to_numpy(dtype=float))
-    index = pd.Index(found, name="run")
-    return {col: pd.Series(stats.per_run_medians(runs, rows[col].to_numpy(dtype=float))[1] / times,
-                           index=index).dropna() for col in columns}
+    _, times = stats.per_run_medians(runs, rows["time_s"].to_numpy(dtype=float))
+    out = {}
+    for col in columns:
+        found, rate = _per_run_rates(runs, rows[col].to_numpy(dtype=float), times)
+        out[col] = pd.Series(rate, index=pd.Index(found, name="run"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,7 @@ class _PerRun:
 
     def __init__(self, runs, values) -> None:
         self.at = dict(zip(np.asarray(runs).tolist(), np.asarray(values, dtype=float).tolist()))
-        kept = sorted(v for v in self.at.values() if v == v)
-        self.median = stats.median_of(kept) if kept else math.nan
+        self.median = _median(np.array(list(self.at.values()), dtype=float))
 
     @classmethod
     def of(cls, series: pd.Series) -> _PerRun:
