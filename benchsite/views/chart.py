@@ -71,12 +71,18 @@ _DY = [("" if t[0] == "-" else " ") + t for t in _STEP]  # "-" separates the num
 
 def dot_path(xs: np.ndarray, ys: np.ndarray) -> str:
     """Dots as zero-length segments: the first absolute, the rest relative moves, in tenths of a unit
-    (integer deltas, so rounding never drifts). The rule of one run's path: :func:`marks` writes
+    (integer deltas, so rounding never drifts). One run's path: :func:`marks` writes
     every run of a variant by it at once (``tests/test_chart.py`` holds each path to this)."""
+    return _paths(xs, ys, [0], [len(xs)])[0]
+
+
+def _paths(xs: np.ndarray, ys: np.ndarray, starts: list[int], ends: list[int]) -> list[str]:
+    """:func:`dot_path` of each slice ``starts[i]:ends[i]`` of the dots, from one rounding of them all."""
     x10, y10 = np.rint(xs * 10).astype(int), np.rint(ys * 10).astype(int)
     dx, dy = (np.diff(x10) + REACH).tolist(), (np.diff(y10) + REACH).tolist()
-    first = f"M{_tenths(int(x10[0]))} {_tenths(int(y10[0]))}h0"
-    return first + "".join([f"m{_STEP[a]}{_DY[b]}h0" for a, b in zip(dx, dy)])
+    x10, y10 = x10.tolist(), y10.tolist()
+    return [f"M{_tenths(x10[a])} {_tenths(y10[a])}h0" + "".join(
+        [f"m{_STEP[p]}{_DY[q]}h0" for p, q in zip(dx[a:b - 1], dy[a:b - 1])]) for a, b in zip(starts, ends)]
 
 
 def _wrap(text: str, per_line: int) -> list[str]:
@@ -93,7 +99,12 @@ def _wrap(text: str, per_line: int) -> list[str]:
 
 def _jitter(n: int) -> np.ndarray:
     """A fixed low-discrepancy spread in [-0.5, 0.5): deterministic, and no clumps as random has."""
-    return np.modf(np.arange(n) * 0.6180339887 + 0.5)[0] - 0.5
+    return _jitter_at(np.arange(n))
+
+
+def _jitter_at(k: np.ndarray) -> np.ndarray:
+    """:func:`_jitter` of each dot's place ``k`` in its run."""
+    return np.modf(k * 0.6180339887 + 0.5)[0] - 0.5
 
 
 def _f(value: float) -> str:
@@ -163,25 +174,20 @@ def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) 
         bands.append({"x": _f(x0 + fr.slot * 0.05), "y": _f(y_lo), "w": _f(fr.slot * 0.9),
                       "h": _f(max(y_hi - y_lo, 1.0))})
         paths = []
-        # Every run's dots of this variant at once (what dot_path does to each run's, element by
-        # element: the same numbers), each run's path then written from its slice.
+        # Every run's dots of this variant placed and rounded at once, each run's path then written
+        # from its slice (_paths: dot_path's rule, the same numbers as each run's dots alone).
         centres = [x0 + fr.slot * 0.08 + fr.strip * (j + 0.5) for j, _, _ in here]
         counts = np.array([len(at) for _, _, at in here])
         ends = np.cumsum(counts)
         starts = ends - counts
         k = np.arange(int(ends[-1])) - np.repeat(starts, counts)  # each dot's place in its run
-        jitter = np.modf(k * 0.6180339887 + 0.5)[0] - 0.5  # _jitter of each run's count
-        xs = np.rint(np.repeat(np.array(centres), counts) + jitter * fr.strip * 0.8)  # whole units: shorter paths
+        xs = np.rint(np.repeat(np.array(centres), counts) + _jitter_at(k) * fr.strip * 0.8)  # whole units
         every = np.concatenate([at for _, _, at in here])
-        x10, y10 = np.rint(xs * 10).astype(int), np.rint(ys[every] * 10).astype(int)
-        dx, dy = (np.diff(x10) + REACH).tolist(), (np.diff(y10) + REACH).tolist()
-        x10, y10 = x10.tolist(), y10.tolist()
-        for (j, run, at), median, centre, a, b in zip(here, run_medians, centres, starts.tolist(), ends.tolist()):
+        runs_d = _paths(xs, ys[every], starts.tolist(), ends.tolist())
+        for (j, run, at), median, centre, d in zip(here, run_medians, centres, runs_d):
             numbers = samples[at].tolist()
             listed = "" if numbers == list(range(len(numbers))) else " ".join(map(str, numbers))
             shown = f' data-samples="{escape(listed)}"' if listed else ""
-            d = f"M{_tenths(x10[a])} {_tenths(y10[a])}h0" + "".join(
-                [f"m{_STEP[p]}{_DY[q]}h0" for p, q in zip(dx[a:b - 1], dy[a:b - 1])])
             paths.append(f'<path data-run="{escape(str(run))}"{shown} stroke="{escape(PALETTE[j % len(PALETTE)])}" '
                          f'd="{escape(d)}"/>\n')
             y = float(y_of([median])[0])
