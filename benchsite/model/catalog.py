@@ -32,8 +32,8 @@ from benchsite.model.load import ResultFile, ResultsError, known, load
 from benchsite.model.staleness import CodeHash, code_hash, stale_reason
 from benchsite.model.table import Table, distinct_texts, run_days
 
-__all__ = ["Catalog", "CodeHash", "PairFacts", "Summary", "Unavailable", "local_machine", "preferred_machine",
-           "results_dir", "stale_reason"]
+__all__ = ["Catalog", "CodeHash", "PairFacts", "SiteFacts", "Summary", "Unavailable", "local_machine",
+           "preferred_machine", "results_dir", "stale_reason"]
 
 T = TypeVar("T")
 
@@ -338,14 +338,16 @@ class Catalog:
         return self.frames[(fig_id, machine)]
 
     def table(self, fig_id: str, machine: str) -> Table:
-        """The table model of one figure on one machine, computed once per build. One way down:
-        the catalog's own lookups first, then the comparison's check, today's code hashes
-        (``staleness``), the build cache (``cachefile``) and the table model (``table``), each once."""
-        frame = self.frame(fig_id, machine)
-        key = ("table", fig_id, machine)
-        if key not in self._memo:
-            self._memo[key] = self._table(frame, fig_id, machine)
-        return self._memo[key]
+        """The table model of one figure on one machine, computed once per build (:meth:`_made`), or
+        :class:`Unavailable` with its file's error."""
+        why = self.problem(fig_id, machine)
+        if why:
+            raise Unavailable(why)
+        if ("table", fig_id, machine) not in self._memo:
+            self._made(tables=[(fig_id, machine)])
+            if (fig_id, machine) in self.errors:
+                raise Unavailable(self.errors[(fig_id, machine)])
+        return self._memo[("table", fig_id, machine)]
 
     def reference_table(self, fig_id: str, machine: str) -> Table | None:
         """The declared reference machine's table of a figure, when ``machine`` is another and the
@@ -359,13 +361,11 @@ class Catalog:
             return None
 
     def _keys(self, fig_id: str, machine: str) -> tuple[Figure, Path, CodeHash, str]:
-        """(figure, results file, today's code hashes, the file's digest: "" without a build cache):
+        """(figure, results file, today's code hashes, the file's digest, as :meth:`csv_digest`):
         what a pair's table and summary are made from and kept by."""
         fig, path, sha = self.figures[fig_id], self.csv_path(fig_id, machine), self.current_sha(fig_id)
-        digest = ""
-        if self.disk:
-            digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
-                ("sha", fig_id, machine), file_digest(path, self.cache))
+        digest = self._memo.get(("sha", fig_id, machine)) or self._memo.setdefault(
+            ("sha", fig_id, machine), file_digest(path, self.cache))
         return fig, path, sha, digest
 
     def pair_key(self, fig_id: str, machine: str, ref: str) -> tuple:
@@ -375,41 +375,87 @@ class Catalog:
         fig, _, sha, digest = self._keys(fig_id, machine)
         return (fig_id, machine, ref, digest, self._keys(fig_id, ref)[3], repr(fig), repr(sha))
 
-    def _table(self, frame: pd.DataFrame, fig_id: str, machine: str) -> Table:
-        fig, path, sha, digest = self._keys(fig_id, machine)
-        if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
-            sha = None
-            why = comparisons.problem(frame, fig, comparisons.side_file(self.results, machine, fig.stem))
+    def _made(self, summaries: list[tuple[str, str]] = (), tables: list[tuple[str, str]] = ()) -> dict:
+        """The summaries (:class:`Summary`) of the pairs ``summaries`` and the table models of the
+        pairs ``tables`` that this build has not made yet, kept in its memo; a pair that cannot be
+        tabulated gets its error in :attr:`errors` (its frame dropped) instead. Returns
+        :meth:`_keys` of each pair asked for that has results. One way down, every pair at once: the
+        catalog's own lookups (``_keys``: today's code hashes from ``staleness``, the digests), the
+        build cache read (``cachefile``: each summary, then the table model of each pair whose
+        summary it lacks, kept without its samples), the table models made or put together again
+        (``table``; a comparison's frame checked against its side file first) and the summaries,
+        then what was made written to the build cache. Nothing below calls the catalog back."""
+        keys, places = {}, {}
+        for fig_id, machine in [*summaries, *tables]:
+            if (fig_id, machine) in self.frames and (fig_id, machine) not in self.errors:
+                keys[(fig_id, machine)] = self._keys(fig_id, machine)
+        asked = [p for p in dict.fromkeys(summaries) if p in keys and ("summary", *p) not in self._memo]
+        tabled = [p for p in dict.fromkeys(tables) if p in keys and ("table", *p) not in self._memo]
+        for p in dict.fromkeys([*asked, *tabled]) if self.disk else ():  # where the build cache keeps each
+            fig, path, sha, digest = keys[p]
+            # A summary by the file's path too: a pair that cannot be tabulated is kept as its error, which names it.
+            places[("summary", p)] = cachefile.entry("summary", repr((digest, str(path), p[1], repr(fig), repr(sha))))
+            places[("table", p)] = cachefile.entry("table", repr((digest, p[1], repr(fig), repr(
+                sha if fig.compare is None else None))))
+        held = {p: cachefile.read(places[("summary", p)]) if self.disk else None for p in asked}
+        refused = {p: found[0] for p, found in held.items() if found is not None and found[0]}
+        need = [p for p in dict.fromkeys([*tabled, *(p for p in asked if held[p] is None)])
+                if p not in refused and ("table", *p) not in self._memo]
+        stored = {p: cachefile.read(places[("table", p)]) if self.disk else None for p in need}
+        made: dict[tuple[str, tuple[str, str]], object] = {}
+        for p in need:
+            fig, path, sha, _ = keys[p]
+            frame = self.frames[p]
+            why = None
+            if fig.compare is not None:  # its code is the recorded source: never stale against bench_scripts/
+                sha = None
+                why = comparisons.problem(frame, fig, comparisons.side_file(self.results, p[1], fig.stem))
+            try:
+                tab = None if why else (stored[p].attached(frame) if stored[p] is not None
+                                        else Table.of(frame, fig, sha))
+            except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
+                why = f"{path}:1: {err}"
             if why:
-                self.errors[(fig_id, machine)] = why
-                del self.frames[(fig_id, machine)]
-                raise Unavailable(why)
-        try:
-            if not self.disk:
-                return Table.of(frame, fig, sha)
-            made: list[Table] = []  # the table made here (a cold build), not taken apart and put back
-
-            def make() -> Table:
-                made.append(Table.of(frame, fig, sha))
-                return made[0].detached()
-            stored = cached("table", repr((digest, machine, repr(fig), repr(sha))), make)
-            return made[0] if made else stored.attached(frame)
-        except ValueError as err:  # rows the figure cannot tabulate, e.g. a group_by param missing
-            self.errors[(fig_id, machine)] = f"{path}:1: {err}"
-            del self.frames[(fig_id, machine)]
-            raise Unavailable(self.errors[(fig_id, machine)]) from None
+                refused[p] = why
+                continue
+            self._memo[("table", *p)] = tab
+            if stored[p] is None:
+                made[("table", p)] = tab.detached()
+        for p in asked:
+            found = held[p]
+            if found is None and p in refused and self.disk:
+                found = made[("summary", p)] = (refused[p], None)
+            elif found is None and p not in refused:
+                found = made[("summary", p)] = ("", Summary.of(self._memo[("table", *p)]))
+            if found is not None:  # without a build cache, a pair that cannot be tabulated keeps no summary
+                self._memo[("summary", *p)] = found
+        for p, why in refused.items():  # its error kept, its frame dropped (without reading it)
+            self.errors[p] = why
+            if p in self.frames:
+                del self.frames[p]
+        for place, value in made.items() if self.disk else ():
+            cachefile.write(places[place], value)
+        return keys
 
     def tables(self, machine: str | None = None) -> list[Table]:
         """Every (figure, machine) table that can be made (of one machine, if given), in order."""
-        out = []
-        for key in sorted(self.frames):
-            if machine is not None and key[1] != machine:
-                continue
-            try:
-                out.append(self.table(*key))
-            except Unavailable:
-                continue
-        return out
+        pairs = [key for key in sorted(self.frames) if machine is None or key[1] == machine]
+        self._made(tables=pairs)
+        return [self._memo[("table", *key)] for key in pairs if key not in self.errors]
+
+    def site_facts(self, tables_of: str | None = None) -> SiteFacts:
+        """What a count over the whole site (``noise.verdict_count``) needs of this catalog, in one
+        call and as plain values: each figure's reference machine, every pair's summary that can be
+        made (as :meth:`summary`; a pair that cannot is left out, its error kept) and, with
+        ``tables_of``, that machine's table models (as :meth:`tables`). The catalog's own lookups
+        first, then one way down for every pair at once (:meth:`_made`)."""
+        refs = {fig_id: self.reference(fig_id) for fig_id in sorted(self.figures)}
+        pairs = sorted(self.frames)
+        theirs = [key for key in pairs if key[1] == tables_of]
+        self._made(pairs, theirs)
+        summaries = {key: self._memo[("summary", *key)][1] for key in pairs if key not in self.errors}
+        return SiteFacts(refs, summaries, tuple(self._memo[("table", *key)] for key in theirs
+                                                if key not in self.errors))
 
     @property
     def derived(self) -> dict:
@@ -513,32 +559,15 @@ class Catalog:
         """What the /bench index and a figure's machines table show of a pair (:class:`Summary`),
         or :class:`Unavailable`; kept under the build cache by the file's digest and today's code
         hashes (what the table is kept by), so a page that lists every machine reads no samples and
-        no table: only when the cache has no summary is the table made (:meth:`table`)."""
-        if (fig_id, machine) in self.errors:
-            raise Unavailable(self.errors[(fig_id, machine)])
-        memo = ("summary", fig_id, machine)
-        found = self._memo.get(memo)
-        if found is None:
-            def made() -> tuple[str, Summary | None]:
-                try:
-                    return ("", Summary.of(self.table(fig_id, machine)))
-                except Unavailable as err:
-                    if not self.disk:  # without a build cache, as the table: nothing kept
-                        raise
-                    return (str(err), None)
-            if self.disk:
-                fig, path, sha, digest = self._keys(fig_id, machine)
-                # The file's path too: a pair that cannot be tabulated is stored as its error, which names it.
-                found = cached("summary", repr((digest, str(path), machine, repr(fig), repr(sha))), made)
-            else:
-                found = made()
-            self._memo[memo] = found
-        error, value = found
-        if error:
-            self.errors[(fig_id, machine)] = error
-            self.frames.pop((fig_id, machine), None)
-            raise Unavailable(error)
-        return value
+        no table: only when the cache has no summary is the table made (:meth:`_made`)."""
+        why = self.problem(fig_id, machine)
+        if why:
+            raise Unavailable(why)
+        if ("summary", fig_id, machine) not in self._memo:
+            self._made(summaries=[(fig_id, machine)])
+            if (fig_id, machine) in self.errors:
+                raise Unavailable(self.errors[(fig_id, machine)])
+        return self._memo[("summary", fig_id, machine)][1]
 
     def page_facts(self, fig_id: str, machine: str | None, max_tabs: int) -> PairFacts:
         """What a figure's page (``machine`` None) or its page on ``machine`` shows of this catalog, in
@@ -560,18 +589,27 @@ class Catalog:
         panels = names if machine is not None or len(names) <= max_tabs else [ref or names[0]]
         judged = ([m for m in names if valid[m] and not problems[m]]
                   if fig.compare is not None and fig.ratio is not None else [])  # a comparison's verdicts
-        summaries = {m: self.summary(fig_id, m) for m in names if machine is None and valid[m] and errors[m] is None}
+        listed = [m for m in names if machine is None and valid[m] and errors[m] is None]
+        tabled = list(dict.fromkeys([*judged, *panels]))
+        committed = {m: self.data_commit(fig_id, m) for m in tabled if not problems[m]}
+        keys = self._made([(fig_id, m) for m in listed], [(fig_id, m) for m in tabled if not problems[m]])
+        summaries = {}
+        for m in listed:  # as summary(): a pair whose table cannot be made stops the page
+            if (fig_id, m) in self.errors:
+                raise Unavailable(self.errors[(fig_id, m)])
+            summaries[m] = self._memo[("summary", fig_id, m)][1]
         tables, failed = {}, {}
-        for m in dict.fromkeys([*judged, *panels]):
-            try:
-                tables[m] = self.table(fig_id, m)
-            except Unavailable as err:
-                if m in judged:  # a comparison's verdicts need every valid machine's table
-                    raise
-                failed[m] = str(err)
+        for m in tabled:
+            why = problems[m] or self.errors.get((fig_id, m))
+            if why and m in judged:  # a comparison's verdicts need every valid machine's table
+                raise Unavailable(why)
+            if why:
+                failed[m] = why
+            else:
+                tables[m] = self._memo[("table", fig_id, m)]
         shown = [m for m in panels if m in tables]
-        digests = {m: self.csv_digest(fig_id, m) for m in shown}
-        committed = {m: self.data_commit(fig_id, m) for m in shown}
+        digests = {m: keys[(fig_id, m)][3] for m in shown}
+        committed = {m: committed[m] for m in shown}
         now = self.current_sha(fig_id).script
         return PairFacts(ref, now, names, roles, valid, problems, errors, summaries, panels,
                          tables, failed, digests, committed)
@@ -617,6 +655,15 @@ class PairFacts:
     failed: dict[str, str]  # a panel's machine -> why its table cannot be made (file:line)
     digests: dict[str, str]  # a shown panel's results file's sha256
     committed: dict[str, tuple[str, str] | None]  # (path, commit) of a shown panel's results file as committed
+
+
+@dataclass(frozen=True)
+class SiteFacts:
+    """What a count over the whole site needs, as :meth:`Catalog.site_facts` finds it: plain values."""
+
+    refs: dict[str, str | None]  # each figure's reference machine (Catalog.reference)
+    summaries: dict[tuple[str, str], Summary]  # every (figure, machine) pair whose table can be made
+    tables: tuple[Table, ...]  # the table models of the machine asked for, in order (Catalog.tables)
 
 
 @dataclass(frozen=True)

@@ -79,18 +79,12 @@ class Shown:
 
 
 def shown(cat: Catalog) -> Shown:
-    """How many verdicts the site shows, counted from each pair's summary (``Catalog.summary``: kept
+    """How many verdicts the site shows, counted from each pair's summary (``Catalog.site_facts``: kept
     under the build cache, made in the pairs' warming step and read by the build before any page),
     never from its table: a hundred machine folders make thousands of tables, and the count needs a
     few numbers of each."""
-    refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
-    summaries = {}
-    for key in sorted(cat.frames):  # as Catalog.tables: every pair whose table can be made
-        try:
-            summaries[key] = cat.summary(*key)
-        except Unavailable:
-            continue
-    return shown_of(refs, summaries)
+    facts = cat.site_facts()
+    return shown_of(facts.refs, facts.summaries)
 
 
 def shown_of(refs: dict[str, str | None], summaries: dict[tuple[str, str], Summary]) -> Shown:
@@ -135,8 +129,13 @@ def sim_noise(cat: Catalog, kind: str = "model", scale: float = 1.0) -> SimNoise
     found = cat.derived.get(("noise", machine))
     if found is None:  # once per build: the tables of the machine, then their noise
         found = cat.derived[("noise", machine)] = noise_of(machine, cat.tables(machine))
+    return scaled(found, scale)
+
+
+def scaled(found: Noise, scale: float = 1.0) -> SimNoise:
+    """The measured noise ``found`` as a simulation runs at it, times ``scale``."""
     run_sd, drift_sd = found.run_sd * scale, found.drift_sd * scale
-    return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd), machine, found.cells, found.pairs)
+    return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd), found.machine, found.cells, found.pairs)
 
 
 @functools.lru_cache(maxsize=16)
@@ -184,14 +183,20 @@ def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
     (paired-false: over the panels' and the prose's verdicts together)."""
     if what not in COUNTS:
         raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
-    counts = cat.derived.get(("verdicts shown",))
-    if counts is None:  # once per build, from every pair's summary
-        counts = cat.derived[("verdicts shown",)] = shown(cat)
+    rule = what.removesuffix("-false") if what.endswith("-false") else None
+    machine = noise_machine(cat) if rule else None
+    if rule and machine is None:
+        raise Unavailable(f"no results in {cat.results} to measure the noise from")
+    noise = cat.derived.get(("noise", machine)) if rule else None
+    # The catalog once: every pair's summary, and the noise machine's tables if its noise is not known yet.
+    facts = cat.site_facts(machine if rule and noise is None else None)
+    counts = shown_of(facts.refs, facts.summaries)
     plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
-    if what in plain:
+    if rule is None:
         return Count(what, plain[what])
-    rule = what.removesuffix("-false")
-    found = sim_noise(cat, "measured")
+    if noise is None:  # once per build (as sim_noise)
+        noise = cat.derived[("noise", machine)] = noise_of(machine, list(facts.tables))
+    found = scaled(noise)
     rate = next(r.rate for r in simulated("differ", found.run_sd, found.drift_sd)  # the table's
                 if r.rule == rule and r.runs == runs and r.shift == 0)
     return Count(what, plain["paired"] + quoted if rule == "paired" else plain["unpaired"], rate, runs, found)

@@ -1,0 +1,88 @@
+"""Catalog.site_facts: what a count over the whole site (bench:verdict-count) needs of the catalog,
+in one call and as plain values: each figure's reference machine, every pair's summary that can be
+made, and one machine's table models; the same with or without the build cache, warm or cold."""
+
+import pytest
+
+from benchfixtures import demo_figure, write_machine
+from benchsite.model import noise
+from benchsite.model.catalog import Catalog, Unavailable
+
+
+@pytest.fixture(autouse=True)
+def scratch_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+
+
+def two_figures(tmp_path):
+    """fig-demo on cpu-a and cpu-b, and fig-bad on both, whose rows lack its group_by param on
+    cpu-b (its table cannot be made there: ``file:1: ... no params m``)."""
+    good = demo_figure(tmp_path)
+    bad = demo_figure(tmp_path, id="fig-bad", stem="bad")
+    for i, machine in enumerate(("cpu-a", "cpu-b")):
+        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5)
+        write_machine(tmp_path / "results", machine, runs=5, stem="bad", fig_id="fig-bad")
+    return {good.id: good, bad.id: bad}
+
+
+def catalog(tmp_path, figures, cache=True):
+    return Catalog.build(tmp_path / "results", figures, preferred="cpu-a", declared="cpu-a",
+                         cache=tmp_path / "frames" if cache else None)
+
+
+def unmakeable(tmp_path):
+    """The figures, with fig-bad grouped by a param cpu-b's rows lack (cpu-a's rows get it)."""
+    figures = two_figures(tmp_path)
+    write_machine(tmp_path / "results", "cpu-a", runs=5, stem="bad", fig_id="fig-bad", sizes=(8,))
+    path = tmp_path / "results" / "cpu-a" / "bad.csv"
+    path.write_text(path.read_text().replace("n=8", "m=8"))
+    figures["fig-bad"] = demo_figure(tmp_path, id="fig-bad", stem="bad", group_by=("m",))
+    return figures
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_site_facts_are_each_pairs_summary_and_reference_and_one_machines_tables(tmp_path, cache):
+    figures = two_figures(tmp_path)
+    facts = catalog(tmp_path, figures, cache).site_facts("cpu-b")
+    one = catalog(tmp_path, figures, cache)  # asked pair by pair
+    assert facts.refs == {fig_id: one.reference(fig_id) for fig_id in sorted(figures)} == {
+        "fig-bad": "cpu-a", "fig-demo": "cpu-a"}
+    assert facts.summaries == {key: one.summary(*key) for key in sorted(one.frames)}
+    assert len(facts.summaries) == 4 and all(s.runs == 5 for s in facts.summaries.values())
+    assert [(t.fig.id, t.machine) for t in facts.tables] == [(t.fig.id, t.machine) for t in one.tables("cpu-b")] == [
+        ("fig-bad", "cpu-b"), ("fig-demo", "cpu-b")]
+    assert [t.quantities for t in facts.tables] == [t.quantities for t in one.tables("cpu-b")]
+    assert catalog(tmp_path, figures, cache).site_facts().tables == ()  # no machine asked: no table made
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_pair_whose_table_cannot_be_made_is_left_out_and_named(tmp_path, cache):
+    figures = unmakeable(tmp_path)
+    cat = catalog(tmp_path, figures, cache)
+    facts = cat.site_facts("cpu-b")
+    bad = str(tmp_path / "results" / "cpu-b" / "bad.csv")
+    assert sorted(facts.summaries) == [("fig-bad", "cpu-a"), ("fig-demo", "cpu-a"), ("fig-demo", "cpu-b")]
+    assert [(t.fig.id, t.machine) for t in facts.tables] == [("fig-demo", "cpu-b")]
+    assert cat.errors[("fig-bad", "cpu-b")].startswith(f"{bad}:1: ") and ("fig-bad", "cpu-b") not in cat.frames
+    for ask in (cat.summary, cat.table):
+        with pytest.raises(Unavailable, match="no params m"):
+            ask("fig-bad", "cpu-b")
+    fresh = catalog(tmp_path, figures, cache)  # its table asked first: the same error, then the same facts
+    with pytest.raises(Unavailable, match="no params m"):
+        fresh.table("fig-bad", "cpu-b")
+    assert fresh.site_facts().summaries == facts.summaries
+
+
+def test_a_warm_catalog_gives_the_facts_a_cold_one_made_and_reads_no_samples_for_them(tmp_path):
+    figures = unmakeable(tmp_path)
+    cold_cat = catalog(tmp_path, figures)
+    cold = cold_cat.site_facts()
+    warm_cat = catalog(tmp_path, figures)
+    warm = warm_cat.site_facts()
+    assert warm == cold and len(warm.summaries) == 3
+    assert warm_cat.frames._loaded == {}  # every summary, and the unmakeable pair's error, from the build cache
+    assert warm_cat.errors[("fig-bad", "cpu-b")] == cold_cat.errors[("fig-bad", "cpu-b")]
+    assert noise.shown(warm_cat) == noise.shown(catalog(tmp_path, figures, cache=False))
+    tables = catalog(tmp_path, figures).site_facts("cpu-a").tables  # read back from the build cache
+    made = catalog(tmp_path, figures, cache=False).site_facts("cpu-a").tables
+    assert [t.quantities for t in tables] == [t.quantities for t in made] and len(tables) == 2
