@@ -78,6 +78,21 @@ class Row:
         """variant -> median [min..max] over runs of another quantity (metrics.py)."""
         return metrics.by_variant(self.samples, name)
 
+    # A row is pickled into the build cache with every table model and session (``Catalog.table``,
+    # ``sessions.history``) and read back by every page job that shows it. Its run medians go as
+    # their arrays and names and are made Series again on reading, as ``stats.per_run_median``
+    # makes them: pandas' own unpickling of a Series and its index took about twice as long.
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["run_medians"] = {v: (s.to_numpy(), s.index.to_numpy(), s.index.name, s.name)
+                                for v, s in self.run_medians.items()}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["run_medians"] = {v: pd.Series(values, index=pd.Index(runs, name=index_name), name=name)
+                                for v, (values, runs, index_name, name) in state["run_medians"].items()}
+        self.__dict__.update(state)
+
 
 @dataclass(frozen=True)
 class Spread:
