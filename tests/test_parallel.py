@@ -84,6 +84,29 @@ def test_the_seconds_of_each_finished_job_are_reported_by_its_kind(tmp_path):
     clean(time_by_kind, tmp_path)
 
 
+def slow_mark(folder: Path, name: str) -> None:
+    mark(folder, name)
+    time.sleep(0.02)  # long enough that the other worker takes the next job handed out
+
+
+def grouped_in_one_worker(tmp: Path) -> None:
+    jobs = [parallel.Job(partial(slow_mark, tmp, f"g{g}-{i}"), kind="page", group=f"g{g}")
+            for g in range(4) for i in range(4)]
+    jobs += [parallel.Job(partial(slow_mark, tmp, f"alone-{i}"), kind="other") for i in range(4)]
+    spent: dict[str, list[float]] = {}
+    assert parallel.warm(jobs, spent) == 20
+    assert len(spent["page"]) == 16 and len(spent["other"]) == 4  # each job's seconds, as before
+    for g in range(4):
+        pids = {p.read_text() for p in tmp.glob(f"g{g}-*")}
+        assert len(pids) == 1, f"group g{g} ran in {len(pids)} workers"
+        stamps = [(tmp / f"g{g}-{i}").stat().st_mtime_ns for i in range(4)]
+        assert stamps == sorted(stamps)  # one after another, in order
+
+
+def test_a_group_of_jobs_runs_in_one_worker_in_order(tmp_path):
+    clean(grouped_in_one_worker, tmp_path)
+
+
 def nothing_with_one_worker(tmp: Path) -> None:
     assert parallel.warm([parallel.Job(partial(mark, tmp, "a")), parallel.Job(partial(mark, tmp, "b"))]) == 0
     assert not list(tmp.glob("[ab]"))

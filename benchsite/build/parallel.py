@@ -45,6 +45,9 @@ class Job:
     run: Callable[[], object]
     key: str | None = None  # None: always run (the job is cheap to skip on its own)
     kind: str = ""  # what it makes, for the report of where the workers' time went (``warm``)
+    # Jobs next to each other with the same group run in one worker, one after another (``warm``):
+    # what the first reads back from the build cache, the next find in that worker's memory.
+    group: str = ""
 
     @property
     def done_file(self) -> Path | None:
@@ -114,6 +117,22 @@ def _run(index: int) -> float | None:
     return seconds
 
 
+def _run_group(indices: list[int]) -> list[float | None]:
+    """:func:`_run` of each job of one group, in order, in this worker."""
+    return [_run(index) for index in indices]
+
+
+def _groups(jobs: Sequence[Job]) -> list[list[int]]:
+    """The jobs' indices, those next to each other with the same (non-empty) group together."""
+    out: list[list[int]] = []
+    for index, job in enumerate(jobs):
+        if out and job.group and jobs[out[-1][-1]].group == job.group:
+            out[-1].append(index)
+        else:
+            out.append([index])
+    return out
+
+
 def key(*parts: object) -> str:
     """A cache key of ``parts`` (everything the entry is made from) and the one code version
     (``cachefile.code_version``): a job done, or an entry kept, with other code is not found."""
@@ -129,9 +148,9 @@ def pending(jobs: Sequence[Job]) -> list[Job]:
 
 def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> int:
     """Run the jobs not done before on the worker processes (each once, handed out one at a
-    time as workers come free) and wait for them. Returns how many ran: 0 when nothing was
-    left to do or warming is not worth it or not safe here (one core, no ``fork``, or threads
-    running, as under ``mkdocs serve``: the build then does everything itself, as it would).
+    time as workers come free, a group as one: ``Job.group``) and wait for them. Returns how many
+    ran: 0 when nothing was left to do or warming is not worth it or not safe here (one core, no
+    ``fork``, or threads running, as under ``mkdocs serve``: the build then does everything itself).
     ``spent``, if given, gets the seconds of each job that ran to the end, by its ``kind``."""
     todo = pending(jobs)
     count = min(workers(), len(todo))
@@ -141,7 +160,8 @@ def warm(jobs: Sequence[Job], spent: dict[str, list[float]] | None = None) -> in
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start,
                                  initargs=(os.getpid(),)) as pool:
-            for job, seconds in zip(todo, pool.map(_run, range(len(todo)), chunksize=1)):
+            done = (seconds for group in pool.map(_run_group, _groups(todo), chunksize=1) for seconds in group)
+            for job, seconds in zip(todo, done):
                 if seconds is not None and spent is not None:
                     spent.setdefault(job.kind, []).append(seconds)
     except (BrokenProcessPool, OSError):

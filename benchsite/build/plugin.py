@@ -328,12 +328,14 @@ def on_nav(nav, config, files):
                    rekey=functools.partial(_source_key, build, config, f, state))
         for f in sources]
     kept = cachefile.names(writer.bodies)
-    for file in build.direct:
+    # A machine's pages one after another in one worker, its changes page first: each reads every
+    # figure's sessions on the machine, which the pages after it find in that worker's catalog.
+    for file in sorted(build.direct, key=lambda f: _direct_machine(f.src_uri)):
         text, _ = file.source
         key = file.cache_key = writer.key(file, text)
         if key and writer.stored(key).name not in kept:
             jobs.append(parallel.Job(functools.partial(_warm_direct, build, config, file, text, key),
-                                     kind=_direct_kind(file.src_uri)))
+                                     kind=_direct_kind(file.src_uri), group=_direct_machine(file.src_uri)))
     _warm("pages", jobs)
     return nav
 
@@ -347,6 +349,11 @@ def _check_text(file: File) -> None:
         line = err.object[:err.start].count(b"\n") + 1
         raise PluginError(f"docs/{file.src_uri}:{line}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset "
                           f"{err.start}); save the page as UTF-8") from None
+
+
+def _direct_machine(src_uri: str) -> str:
+    """The machine slug of a written page: bench/changes/<machine>.md, bench/<fig>/<machine>[/<session>].md."""
+    return src_uri.split("/")[2].removesuffix(".md")
 
 
 def _direct_kind(src_uri: str) -> str:
