@@ -86,3 +86,30 @@ def test_a_warm_catalog_gives_the_facts_a_cold_one_made_and_reads_no_samples_for
     tables = catalog(tmp_path, figures).site_facts("cpu-a").tables  # read back from the build cache
     made = catalog(tmp_path, figures, cache=False).site_facts("cpu-a").tables
     assert [t.quantities for t in tables] == [t.quantities for t in made] and len(tables) == 2
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_false_count_measures_the_noise_where_sim_noise_does_when_the_preferred_machines_tables_cannot_be_made(
+        tmp_path, cache):
+    """cpu-a (preferred and declared) has only fig-bad, whose rows lack its group_by param: once every
+    pair's summary is asked, cpu-a has no frames left and the noise is measured on cpu-b, as at 1861def
+    (the noise machine was chosen before the summaries dropped cpu-a's frame: ValueError, too few cells)."""
+    good, bad = demo_figure(tmp_path), demo_figure(tmp_path, id="fig-bad", stem="bad", group_by=("m",))
+    write_machine(tmp_path / "results", "cpu-a", runs=5, stem="bad", fig_id="fig-bad")
+    write_machine(tmp_path / "results", "cpu-b", runs=5)
+    figures = {good.id: good, bad.id: bad}
+    for what in ("paired-false", "unpaired-false"):
+        cat = catalog(tmp_path, figures, cache)
+        found = noise.verdict_count(cat, what, 0, 5)
+        assert found.noise.machine == noise.sim_noise(cat, "measured").machine == "cpu-b"
+        assert found.noise.cells > 0 and ("fig-bad", "cpu-a") in cat.errors
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_pair_with_no_results_is_unavailable_with_or_without_a_build_cache(tmp_path, cache):
+    """Not a FileNotFoundError (1861def's summary() with a build cache hashed the missing file first)."""
+    cat = catalog(tmp_path, two_figures(tmp_path), cache)
+    for ask in (cat.summary, cat.table):
+        with pytest.raises(Unavailable, match="fig-demo: no results on cpu-z in "):
+            ask("fig-demo", "cpu-z")
+    assert ("fig-demo", "cpu-z") not in cat.errors

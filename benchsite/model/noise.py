@@ -184,18 +184,17 @@ def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
     if what not in COUNTS:
         raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
     rule = what.removesuffix("-false") if what.endswith("-false") else None
-    machine = noise_machine(cat) if rule else None
-    if rule and machine is None:
-        raise Unavailable(f"no results in {cat.results} to measure the noise from")
-    noise = cat.derived.get(("noise", machine)) if rule else None
-    # The catalog once: every pair's summary, and the noise machine's tables if its noise is not known yet.
-    facts = cat.site_facts(machine if rule and noise is None else None)
+    facts = cat.site_facts()  # every pair's summary first: a pair that cannot be tabulated leaves the frames
     counts = shown_of(facts.refs, facts.summaries)
     plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
     if rule is None:
         return Count(what, plain[what])
-    if noise is None:  # once per build (as sim_noise)
-        noise = cat.derived[("noise", machine)] = noise_of(machine, list(facts.tables))
+    machine = noise_machine(cat)  # chosen among the pairs left, as sim_noise chooses it
+    if machine is None:
+        raise Unavailable(f"no results in {cat.results} to measure the noise from")
+    noise = cat.derived.get(("noise", machine))
+    if noise is None:  # once per build (as sim_noise): the machine's tables, from the pairs already made
+        noise = cat.derived[("noise", machine)] = noise_of(machine, list(cat.site_facts(machine).tables))
     found = scaled(noise)
     rate = next(r.rate for r in simulated("differ", found.run_sd, found.drift_sd)  # the table's
                 if r.rule == rule and r.runs == runs and r.shift == 0)
