@@ -113,3 +113,19 @@ def test_a_pair_with_no_results_is_unavailable_with_or_without_a_build_cache(tmp
         with pytest.raises(Unavailable, match="fig-demo: no results on cpu-z in "):
             ask("fig-demo", "cpu-z")
     assert ("fig-demo", "cpu-z") not in cat.errors
+
+
+def test_a_warm_catalog_reads_no_results_file_even_for_the_pair_whose_table_cannot_be_made(tmp_path, monkeypatch):
+    """The unmakeable pair's error is kept under the build cache as its summary: a warm catalog names
+    it without loading the file. (``frames._loaded`` cannot show this: the pair's frame is dropped
+    once it fails, so a warm build that loaded it and failed again left ``_loaded`` empty too.)"""
+    from benchsite.model import catalog as catalog_module
+
+    figures = unmakeable(tmp_path)
+    cold = catalog(tmp_path, figures)
+    cold.site_facts()
+    loaded, load = [], catalog_module.load
+    monkeypatch.setattr(catalog_module, "load", lambda file, *a, **k: loaded.append(file.path) or load(file, *a, **k))
+    warm = catalog(tmp_path, figures)
+    assert warm.site_facts() == cold.site_facts()
+    assert warm.errors == cold.errors and loaded == []
