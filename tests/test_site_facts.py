@@ -15,8 +15,8 @@ def scratch_cache(tmp_path, monkeypatch):
 
 
 def two_figures(tmp_path):
-    """fig-demo on cpu-a and cpu-b, and fig-bad on both, whose rows lack its group_by param on
-    cpu-b (its table cannot be made there: ``file:1: ... no params m``)."""
+    """fig-demo on cpu-a and cpu-b, and fig-bad (another stem) on both: every pair can be tabulated
+    (:func:`unmakeable` groups fig-bad by a param cpu-b's rows lack)."""
     good = demo_figure(tmp_path)
     bad = demo_figure(tmp_path, id="fig-bad", stem="bad")
     for i, machine in enumerate(("cpu-a", "cpu-b")):
