@@ -2,6 +2,8 @@
 in one call and as plain values: each figure's reference machine, every pair's summary that can be
 made, and one machine's table models; the same with or without the build cache, warm or cold."""
 
+import re
+
 import pytest
 
 from benchfixtures import demo_figure, write_machine
@@ -129,3 +131,14 @@ def test_a_warm_catalog_reads_no_results_file_even_for_the_pair_whose_table_cann
     warm = catalog(tmp_path, figures)
     assert warm.site_facts() == cold.site_facts()
     assert warm.errors == cold.errors and loaded == []
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_figure_page_stops_at_a_listed_pair_whose_table_cannot_be_made(tmp_path, cache):
+    """page_facts as summary(): on a catalog that has not asked the pair yet, the figure page's
+    machines list raises the file's own error rather than leaving the machine out."""
+    cat = catalog(tmp_path, unmakeable(tmp_path), cache)
+    bad = str(tmp_path / "results" / "cpu-b" / "bad.csv")
+    with pytest.raises(Unavailable, match=f"^{re.escape(bad)}:1: .*no params m"):
+        cat.page_facts("fig-bad", None, 4)
+    assert cat.page_facts("fig-bad", "cpu-a", 4).tables.keys() == {"cpu-a"}
