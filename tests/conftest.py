@@ -19,6 +19,21 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = re.search(r"^\s+machine:\s*(\S+)", (REPO / "mkdocs.yml").read_text(), re.MULTILINE).group(1)
 
 
+def reference_frames():
+    """(figure, validated frame) of each committed results file of the reference machine whose
+    figure a script defines: what the table model's round-trip tests make tables of."""
+    from benchkit.layout import discover
+    from benchkit.schema import figure_id_for
+    from benchsite.model import load
+    from benchsite.model.figures import all_figures
+
+    figures = all_figures(REPO / "bench_scripts")
+    for file in discover(REPO / "results"):
+        fig = figures.get(figure_id_for(file.stem)) if file.machine == REFERENCE else None
+        if fig is not None:
+            yield fig, load.load(file)
+
+
 def load_hook(name: str, monkeypatch) -> object:
     """A fresh copy of ``benchsite/build/<name>.py`` (the plugin, the render cache) as a module of
     its own (registered for the test's length: its dataclasses look their module up), so that a

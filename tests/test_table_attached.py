@@ -8,22 +8,13 @@ import pickle
 
 import pandas as pd
 
-from benchkit.layout import discover
-from benchkit.schema import figure_id_for
-from benchsite.model import load
-from benchsite.model.figures import all_figures
 from benchsite.model.table import Table
-from conftest import REFERENCE, REPO
+from conftest import reference_frames
 
 
 def test_a_table_put_back_on_its_frame_has_the_samples_it_was_made_with():
-    figures = all_figures(REPO / "bench_scripts")
     checked = 0
-    for file in (f for f in discover(REPO / "results") if f.machine == REFERENCE):
-        fig = figures.get(figure_id_for(file.stem))
-        if fig is None:
-            continue
-        frame = load.load(file)
+    for fig, frame in reference_frames():
         for shown in (frame, frame.set_axis(frame.index * 3 + 7)):  # positions, and other labels
             made = Table.of(shown, fig)
             back = pickle.loads(pickle.dumps(made.detached())).attached(shown)

@@ -8,12 +8,9 @@ import pickle
 
 import pandas as pd
 
-from benchkit.layout import discover
-from benchkit.schema import figure_id_for
-from benchsite.model import load, session_files
-from benchsite.model.figures import all_figures
+from benchsite.model import session_files
 from benchsite.model.table import Table
-from conftest import REFERENCE, REPO
+from conftest import reference_frames
 
 
 def _same_run_medians(made: Table, back: Table) -> int:
@@ -32,13 +29,8 @@ def _same_run_medians(made: Table, back: Table) -> int:
 
 
 def test_a_pickled_table_has_the_run_medians_it_was_made_with():
-    figures = all_figures(REPO / "bench_scripts")
     compared = 0
-    for file in (f for f in discover(REPO / "results") if f.machine == REFERENCE):
-        fig = figures.get(figure_id_for(file.stem))
-        if fig is None:
-            continue
-        frame = load.load(file)
+    for fig, frame in reference_frames():
         made = Table.of(frame, fig)
         compared += _same_run_medians(made, pickle.loads(pickle.dumps(made)))
         compared += _same_run_medians(made, pickle.loads(pickle.dumps(made.detached())).attached(frame))

@@ -340,14 +340,7 @@ class Catalog:
     def table(self, fig_id: str, machine: str) -> Table:
         """The table model of one figure on one machine, computed once per build (:meth:`_made`), or
         :class:`Unavailable` with its file's error."""
-        why = self.problem(fig_id, machine)
-        if why:
-            raise Unavailable(why)
-        if ("table", fig_id, machine) not in self._memo:
-            self._made(tables=[(fig_id, machine)])
-            if (fig_id, machine) in self.errors:
-                raise Unavailable(self.errors[(fig_id, machine)])
-        return self._memo[("table", fig_id, machine)]
+        return self._made_one("table", fig_id, machine)
 
     def reference_table(self, fig_id: str, machine: str) -> Table | None:
         """The declared reference machine's table of a figure, when ``machine`` is another and the
@@ -560,14 +553,20 @@ class Catalog:
         or :class:`Unavailable`; kept under the build cache by the file's digest and today's code
         hashes (what the table is kept by), so a page that lists every machine reads no samples and
         no table: only when the cache has no summary is the table made (:meth:`_made`)."""
+        return self._made_one("summary", fig_id, machine)[1]
+
+    def _made_one(self, kind: str, fig_id: str, machine: str):
+        """The ``kind`` ("table" or "summary") of one pair, made once per build (:meth:`_made`), or
+        :class:`Unavailable` with its file's error."""
         why = self.problem(fig_id, machine)
         if why:
             raise Unavailable(why)
-        if ("summary", fig_id, machine) not in self._memo:
-            self._made(summaries=[(fig_id, machine)])
+        if (kind, fig_id, machine) not in self._memo:
+            pair = [(fig_id, machine)]
+            self._made(*((pair, ()) if kind == "summary" else ((), pair)))
             if (fig_id, machine) in self.errors:
                 raise Unavailable(self.errors[(fig_id, machine)])
-        return self._memo[("summary", fig_id, machine)][1]
+        return self._memo[(kind, fig_id, machine)]
 
     def page_facts(self, fig_id: str, machine: str | None, max_tabs: int) -> PairFacts:
         """What a figure's page (``machine`` None) or its page on ``machine`` shows of this catalog, in
