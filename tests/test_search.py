@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_browser import browser, page, serve  # noqa: F401  (fixtures; skips without Chromium)
+from test_browser import browser, serve, watched  # noqa: F401  (fixtures; skips without Chromium)
 
 pytestmark = pytest.mark.slow  # Chromium, on the built site
 
@@ -79,29 +79,19 @@ def expected_pages(prose: dict[str, str], identifier: str) -> set[str]:
     return {path for path, text in prose.items() if word in text}
 
 
-def search(pg, base: str, query: str) -> tuple[int, set[str]]:
+def search(pg, base: str, query: str) -> tuple[int, set[str], dict]:
+    """``query`` typed into the search box of the home page, once its results stop changing: (the
+    count of matching pages, the addresses listed, the first result: ``FIRST_RESULT``)."""
     pg.goto(base + "/")
     pg.locator(".md-search__input").click()
     pg.locator(".md-search__input").press_sequentially(query, delay=30)
     pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    first = settled_first_result(pg)
     meta = pg.locator(".md-search-result__meta").inner_text()
     count = int(re.match(r"(\d+) matching", meta).group(1)) if meta[0].isdigit() else 1
     hrefs = pg.eval_on_selector_all(".md-search-result__list > .md-search-result__item > a",
                                       "els => els.map(e => e.href)")
-    return count, {urlsplit(h).path for h in hrefs}
-
-
-@pytest.mark.parametrize("identifier", IDENTIFIERS)
-def test_search_finds_every_page_that_uses_an_identifier(built_site, serve, page, identifier):  # noqa: F811
-    prose = nav_pages(built_site)
-    expected = expected_pages(prose, identifier)
-    assert expected, f"no page uses {identifier}: the test would prove nothing"
-    assert {p for p, t in prose.items() if identifier in t} <= expected
-    count, found = search(page, serve(built_site), identifier)
-    assert count == len(expected), (identifier, sorted(found), sorted(expected))
-    if count <= 10:  # the first page of results lists them all
-        assert found == expected
-    assert page.problems == []
+    return count, {urlsplit(h).path for h in hrefs}, first
 
 
 FIRST_RESULT = """() => {
@@ -127,12 +117,37 @@ def settled_first_result(pg) -> dict:
     return last
 
 
-def test_search_ranks_the_chapter_that_teaches_a_name_first_with_a_prose_snippet(built_site, serve, page):  # noqa: F811
+@pytest.fixture(scope="module")
+def searched(built_site, serve, browser):  # noqa: F811
+    """Each of IDENTIFIERS (and TAUGHT_IN) searched once (:func:`search`), in a page of its own that is watched as
+    ``page`` is: {identifier: (count, addresses, first result)}, and every problem seen. The tests
+    below read the same searches (each one a page load and an index built in Chromium)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = watched(context.new_page(), [])
+    base = serve(built_site)
+    found = {name: search(pg, base, name) for name in dict.fromkeys([*IDENTIFIERS, *TAUGHT_IN])}
+    context.close()
+    return found, pg.problems
+
+
+@pytest.mark.parametrize("identifier", IDENTIFIERS)
+def test_search_finds_every_page_that_uses_an_identifier(built_site, searched, identifier):
+    prose = nav_pages(built_site)
+    expected = expected_pages(prose, identifier)
+    assert expected, f"no page uses {identifier}: the test would prove nothing"
+    assert {p for p, t in prose.items() if identifier in t} <= expected
+    (count, found, _), problems = searched[0][identifier], searched[1]
+    assert count == len(expected), (identifier, sorted(found), sorted(expected))
+    if count <= 10:  # the first page of results lists them all
+        assert found == expected
+    assert problems == []
+
+
+def test_search_ranks_the_chapter_that_teaches_a_name_first_with_a_prose_snippet(built_site, searched):
     prose = nav_pages(built_site)
     for identifier, chapter in TAUGHT_IN.items():
         assert chapter in expected_pages(prose, identifier), (identifier, chapter)
-        search(page, serve(built_site), identifier)
-        first = settled_first_result(page)
+        first = searched[0][identifier][2]
         assert urlsplit(first["href"]).path == chapter, (identifier, first)
         assert first["tag"] == "P" and first["marked"], (identifier, first)  # prose that names it, not a <pre>
-    assert page.problems == []
+    assert searched[1] == []
