@@ -43,28 +43,29 @@ def unmakeable(tmp_path):
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_site_facts_are_each_pairs_summary_and_reference_and_one_machines_tables(tmp_path, cache):
+def test_site_facts_are_each_pairs_summary_and_reference(tmp_path, cache):
     figures = two_figures(tmp_path)
-    facts = catalog(tmp_path, figures, cache).site_facts("cpu-b")
+    cat = catalog(tmp_path, figures, cache)
+    facts = cat.site_facts()
     one = catalog(tmp_path, figures, cache)  # asked pair by pair
     assert facts.refs == {fig_id: one.reference(fig_id) for fig_id in sorted(figures)} == {
         "fig-bad": "cpu-a", "fig-demo": "cpu-a"}
     assert facts.summaries == {key: one.summary(*key) for key in sorted(one.frames)}
     assert len(facts.summaries) == 4 and all(s.runs == 5 for s in facts.summaries.values())
-    assert [(t.fig.id, t.machine) for t in facts.tables] == [(t.fig.id, t.machine) for t in one.tables("cpu-b")] == [
-        ("fig-bad", "cpu-b"), ("fig-demo", "cpu-b")]
-    assert [t.quantities for t in facts.tables] == [t.quantities for t in one.tables("cpu-b")]
-    assert catalog(tmp_path, figures, cache).site_facts().tables == ()  # no machine asked: no table made
+    names = [(t.fig.id, t.machine) for t in cat.tables("cpu-b")]
+    assert names == [(t.fig.id, t.machine) for t in one.tables("cpu-b")]
+    assert names == [("fig-bad", "cpu-b"), ("fig-demo", "cpu-b")]
+    assert [t.quantities for t in cat.tables("cpu-b")] == [t.quantities for t in one.tables("cpu-b")]
 
 
 @pytest.mark.parametrize("cache", [True, False])
 def test_a_pair_whose_table_cannot_be_made_is_left_out_and_named(tmp_path, cache):
     figures = unmakeable(tmp_path)
     cat = catalog(tmp_path, figures, cache)
-    facts = cat.site_facts("cpu-b")
+    facts = cat.site_facts()
     bad = str(tmp_path / "results" / "cpu-b" / "bad.csv")
     assert sorted(facts.summaries) == [("fig-bad", "cpu-a"), ("fig-demo", "cpu-a"), ("fig-demo", "cpu-b")]
-    assert [(t.fig.id, t.machine) for t in facts.tables] == [("fig-demo", "cpu-b")]
+    assert [(t.fig.id, t.machine) for t in cat.tables("cpu-b")] == [("fig-demo", "cpu-b")]
     assert cat.errors[("fig-bad", "cpu-b")].startswith(f"{bad}:1: ") and ("fig-bad", "cpu-b") not in cat.frames
     for ask in (cat.summary, cat.table):
         with pytest.raises(Unavailable, match="no params m"):
@@ -85,8 +86,8 @@ def test_a_warm_catalog_gives_the_facts_a_cold_one_made_and_reads_no_samples_for
     assert warm_cat.frames._loaded == {}  # every summary, and the unmakeable pair's error, from the build cache
     assert warm_cat.errors[("fig-bad", "cpu-b")] == cold_cat.errors[("fig-bad", "cpu-b")]
     assert noise.shown(warm_cat) == noise.shown(catalog(tmp_path, figures, cache=False))
-    tables = catalog(tmp_path, figures).site_facts("cpu-a").tables  # read back from the build cache
-    made = catalog(tmp_path, figures, cache=False).site_facts("cpu-a").tables
+    tables = catalog(tmp_path, figures).tables("cpu-a")  # read back from the build cache
+    made = catalog(tmp_path, figures, cache=False).tables("cpu-a")
     assert [t.quantities for t in tables] == [t.quantities for t in made] and len(tables) == 2
 
 

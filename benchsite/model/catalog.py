@@ -436,19 +436,15 @@ class Catalog:
         self._made(tables=pairs)
         return [self._memo[("table", *key)] for key in pairs if key not in self.errors]
 
-    def site_facts(self, tables_of: str | None = None) -> SiteFacts:
+    def site_facts(self) -> SiteFacts:
         """What a count over the whole site (``noise.verdict_count``) needs of this catalog, in one
-        call and as plain values: each figure's reference machine, every pair's summary that can be
-        made (as :meth:`summary`; a pair that cannot is left out, its error kept) and, with
-        ``tables_of``, that machine's table models (as :meth:`tables`). The catalog's own lookups
-        first, then one way down for every pair at once (:meth:`_made`)."""
+        call and as plain values: each figure's reference machine and every pair's summary that can
+        be made (as :meth:`summary`; a pair that cannot is left out, its error kept). The catalog's
+        own lookups first, then one way down for every pair at once (:meth:`_made`)."""
         refs = {fig_id: self.reference(fig_id) for fig_id in sorted(self.figures)}
         pairs = sorted(self.frames)
-        theirs = [key for key in pairs if key[1] == tables_of]
-        self._made(pairs, theirs)
-        summaries = {key: self._memo[("summary", *key)][1] for key in pairs if key not in self.errors}
-        return SiteFacts(refs, summaries, tuple(self._memo[("table", *key)] for key in theirs
-                                                if key not in self.errors))
+        self._made(pairs)
+        return SiteFacts(refs, {key: self._memo[("summary", *key)][1] for key in pairs if key not in self.errors})
 
     @property
     def derived(self) -> dict:
@@ -662,7 +658,6 @@ class SiteFacts:
 
     refs: dict[str, str | None]  # each figure's reference machine (Catalog.reference)
     summaries: dict[tuple[str, str], Summary]  # every (figure, machine) pair whose table can be made
-    tables: tuple[Table, ...]  # the table models of the machine asked for, in order (Catalog.tables)
 
 
 @dataclass(frozen=True)

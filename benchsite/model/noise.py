@@ -129,13 +129,8 @@ def sim_noise(cat: Catalog, kind: str = "model", scale: float = 1.0) -> SimNoise
     found = cat.derived.get(("noise", machine))
     if found is None:  # once per build: the tables of the machine, then their noise
         found = cat.derived[("noise", machine)] = noise_of(machine, cat.tables(machine))
-    return scaled(found, scale)
-
-
-def scaled(found: Noise, scale: float = 1.0) -> SimNoise:
-    """The measured noise ``found`` as a simulation runs at it, times ``scale``."""
     run_sd, drift_sd = found.run_sd * scale, found.drift_sd * scale
-    return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd), found.machine, found.cells, found.pairs)
+    return SimNoise(run_sd, drift_sd, stats.sim_spread(run_sd, drift_sd), machine, found.cells, found.pairs)
 
 
 @functools.lru_cache(maxsize=16)
@@ -189,13 +184,7 @@ def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
     plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
     if rule is None:
         return Count(what, plain[what])
-    machine = noise_machine(cat)  # chosen among the pairs left, as sim_noise chooses it
-    if machine is None:
-        raise Unavailable(f"no results in {cat.results} to measure the noise from")
-    noise = cat.derived.get(("noise", machine))
-    if noise is None:  # once per build (as sim_noise): the machine's tables, from the pairs already made
-        noise = cat.derived[("noise", machine)] = noise_of(machine, list(cat.site_facts(machine).tables))
-    found = scaled(noise)
+    found = sim_noise(cat, "measured")  # after the summaries: the machine is chosen among the pairs left
     rate = next(r.rate for r in simulated("differ", found.run_sd, found.drift_sd)  # the table's
                 if r.rule == rule and r.runs == runs and r.shift == 0)
     return Count(what, plain["paired"] + quoted if rule == "paired" else plain["unpaired"], rate, runs, found)
