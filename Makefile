@@ -121,7 +121,7 @@ serve: $(STAMP) ## Preview the site at http://127.0.0.1:8000
 TEST_JOBS ?= 2
 PYTEST = PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
-test: $(STAMP) ## Run every test, both tiers, in two processes (5 to 6 minutes on 2 cores)
+test: $(STAMP) ## Run every test, both tiers, in two processes (about 5 minutes on 2 cores)
 	$(PYTEST)
 
 test-fast: $(STAMP) ## The fast tier: model and views, no builds or programs (about 50 s; run it on every change)

@@ -403,8 +403,8 @@ def verdict_count_marker(args: list[str], ctx: Context) -> str:
     simulated false-positive rate at the measured noise (R = a default session's runs, one of
     stats.SIM_RUNS) implies if no difference were real (paired-false: over the panels' and the
     prose's verdicts together)."""
-    what, quoted = _options(args).get("what", ""), _quoted_verdicts(ctx)
-    found = noise.verdict_count(ctx.catalog, what, quoted, DEFAULT_RUNS)
+    what = _options(args).get("what", "")
+    found = noise.verdict_count(ctx.catalog, what, _quoted_verdicts(ctx), DEFAULT_RUNS)
     return verdict_views.count_value(found)
 
 
