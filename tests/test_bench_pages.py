@@ -127,6 +127,23 @@ def test_many_machines_keep_the_figure_page_light(tmp_path, docs):
     assert f"{len(machines)} machines" in html
 
 
+@pytest.mark.parametrize("count, page, tables", [
+    (2, "bench/fig-demo/index.md", 1), (pages.MAX_TABS + 2, "bench/fig-demo/index.md", 0),
+    (pages.MAX_TABS + 2, "bench/fig-demo/cpu-m01.md", 1)])
+def test_a_comparison_table_is_made_only_where_a_page_shows_it(tmp_path, docs, monkeypatch, count, page, tables):
+    # Past MAX_TABS machines the figure page leaves each comparison to its machine's page: it makes
+    # none (it made one a machine, a hundred with a hundred folders), and a machine page its own.
+    from benchsite.views import compare
+
+    made = []
+    real = compare.html_table
+    monkeypatch.setattr(compare, "html_table", lambda *a, **k: made.append(a[1]) or real(*a, **k))
+    cat = build(tmp_path, [f"cpu-m{i:02d}" for i in range(count)])
+    html = render_page(cat, page, docs)
+    assert len(made) == tables
+    assert html.count('class="bench-compare') == tables
+
+
 def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
     cat = build(tmp_path, [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)])
     ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs,

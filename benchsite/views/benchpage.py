@@ -118,6 +118,7 @@ def _blocks(p: BenchPage) -> Made:
     its table cannot be made; the tabs of the figure page; each comparison with the reference machine
     (``compare``); the caption; the history block (``history_chart``)."""
     fig, html = p.fig, p.blocks.html_block
+    each = _each_compared(p)  # the comparisons the page shows (none on a figure page past MAX_TABS machines)
     cites = {s.name: cite(p, s) for s in p.shown if s.facts.panel and s.facts.table is not None
              and s.facts.history is not None}
     panels = {s.name: "" if not s.facts.panel
@@ -137,7 +138,7 @@ def _blocks(p: BenchPage) -> Made:
     caption = (html(caption) if p.machine is not None
                else html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption))
     compared = {s.name: html(compare.html_table(s.cells, s.name, p.ref, p.rule)) for s in p.shown
-                if s.cells is not None}
+                if each and s.cells is not None}
     counts = {s.name: compare.results_count(s.cells, short=True) for s in p.shown if s.cells is not None}
     about = next((s for s in p.shown if s.name == (p.ref if p.machine is None else p.machine)
                   and s.facts.history is not None), None)
@@ -254,13 +255,20 @@ def compare_note(rule: str) -> str:
             "simulated error rates. Only cells both machines measured with the same parameters are compared.\n")
 
 
+def _each_compared(p: BenchPage) -> bool:
+    """Whether the page shows each machine's comparison with the reference: a machine's page its own,
+    a figure's page every one while its valid machines fit in tabs; past that each machine's page
+    shows its own, and none is made for the figure's page (a hundred folders made a hundred there)."""
+    return p.machine is not None or sum(s.valid for s in p.shown) <= MAX_TABS
+
+
 def _across_machines(p: BenchPage, made: Made, good: list[Shown]) -> str:
     others = [s for s in good if s.name != p.ref]
     if not p.ref or not others:
         return ""
     out = [f"## Across machines {{ #across-machines }}\n\n{compare_note(p.links.verdicts)}\n"
            f"Reference: **{md(p.ref)}**.\n"]
-    if len(good) > MAX_TABS:
+    if not _each_compared(p):
         out.append("Each machine's page (linked in the table above) shows its comparison cell by cell.\n")
         return "\n".join(out)
     for s in others:
