@@ -200,7 +200,7 @@ def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_can
     code that writes them."""
     from benchsite.build import parallel
     from benchsite.build.buildcache import BuildCache
-    from benchsite.core.cachefile import cache_dir
+    from benchsite.core.cachefile import MEMO_MIN_BYTES, cache_dir
 
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]["steps"]
     at = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@"))
@@ -211,7 +211,7 @@ def test_the_pages_workflow_restores_the_build_cache_but_not_what_a_checkout_can
     assert steps[at]["with"]["path"] == default
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "c"))
     csv = tmp_path / "x.csv"
-    csv.write_text("a\n1\n")
+    csv.write_text("a\n" + "1\n" * (MEMO_MIN_BYTES // 2))  # large enough that its digest is remembered
     BuildCache().compressed(csv)  # remembers the file's digest by its stamp
     parallel.Job(print, key="k").done_file.parent.mkdir(parents=True)  # a finished warming job
     stamped = {"warmed", "frames/digest"}

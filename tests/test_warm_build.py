@@ -53,15 +53,30 @@ def test_a_refused_file_keeps_its_message_until_its_bytes_change(results, tmp_pa
 
 def test_a_file_digest_is_remembered_until_the_file_changes(tmp_path):
     path, cache = tmp_path / "data.csv", tmp_path / "cache"
-    path.write_text("a,b\n1,2\n")
+    rows = "a,b\n" + "1,2\n" * (cachefile.MEMO_MIN_BYTES // 4)  # large enough to be remembered
+    path.write_text(rows)
     first = cachefile.file_digest(path, cache)
     assert first == hashlib.sha256(path.read_bytes()).hexdigest()
     assert len(list((cache / "digest").iterdir())) == 1
+    cachefile._DIGESTS.clear()  # as a later build's process: only the memo on disk knows it
     assert cachefile.file_digest(path, cache) == first  # read back, the same
     stamp = path.stat()
     time.sleep(0.01)
-    path.write_text("a,b\n1,3\n")  # same size, new bytes
+    path.write_text(rows.replace("1,2\n", "1,3\n", 1))  # same size, new bytes
     os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # even with the old mtime put back
+    assert cachefile.file_digest(path, cache) == hashlib.sha256(path.read_bytes()).hexdigest() != first
+
+
+def test_a_small_file_is_hashed_each_time_not_remembered(tmp_path):
+    """A memo of a small file's digest would cost a cache file to save less than a file's read."""
+    path, cache = tmp_path / "data.csv", tmp_path / "cache"
+    path.write_text("a,b\n1,2\n")
+    assert cachefile.file_digest(path, cache) == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    assert not (cache / "digest").exists()  # no cache file made for it
+    stamp = path.stat()
+    time.sleep(0.01)
+    path.write_text("a,b\n1,3\n")  # same size, new bytes, the old mtime put back
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert cachefile.file_digest(path, cache) == hashlib.sha256(b"a,b\n1,3\n").hexdigest()
 
 
