@@ -11,6 +11,7 @@ from benchkit.runner import DEFAULT_RUNS
 from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
+from benchsite.pages import markers
 from benchsite.pages.markers import Context, MarkerError, expand
 from test_results import make_row
 
@@ -153,6 +154,31 @@ def test_figure_marker_escapes_text_and_embeds_the_script_section(catalog):
     assert "STALE" in out  # the recorded sha256 is not the script's
 
 
+def test_a_chapters_figure_stashes_what_search_skips_and_the_page_gets_it_back(catalog, monkeypatch):
+    """Markdown, mkdocs' anchor collection and the search indexer read a chapter's figure without its
+    tables, spread, chart and provenance (each a placeholder); the finished page is the same."""
+    page = ctx(catalog)
+    text = expand("<!-- bench:figure fig-demo -->", page)
+    assert "<details" not in text and "<table" not in text and "bench-spread" not in text
+    assert "A &amp; B" in text and 'class="bench-verdict"' in text  # what search reads stays
+    assert text.count("<!--bench-html:") >= 4
+    whole = ctx(catalog)
+    monkeypatch.setattr(markers, "stash_unindexed", lambda html, stash: html)
+    assert page.cache.fill(text, page.link) == whole.cache.fill(expand("<!-- bench:figure fig-demo -->", whole),
+                                                                 whole.link)
+
+
+def test_stash_unindexed_keeps_anchors_and_search_values_in_the_text():
+    cache = BuildCache()
+    html = ('<p>kept</p>\n<table data-search-exclude>\n<tr><td><table class="x"><tr><td>1</td></tr></table></td></tr>\n'
+            '</table>\n<details data-search-exclude id="a">anchor</details>\n'
+            '<ul data-search-exclude data-search-boost="2"><li>boost</li></ul>\n<div data-search-exclude>open')
+    stashed = markers.stash_unindexed(html, cache.stash)
+    assert stashed.count("<!--bench-html:") == 1 and "<table" not in stashed  # the outer table, nested one inside
+    assert 'id="a"' in stashed and 'data-search-boost="2"' in stashed and "open" in stashed
+    assert cache.fill(stashed, str) == html
+
+
 def test_unknown_marker_names_page_and_line(catalog):
     with pytest.raises(MarkerError, match=r"docs/page.md:3: unknown marker bench:chart"):
         expand("a\nb\n<!-- bench:chart fig-demo -->", ctx(catalog))
@@ -264,7 +290,8 @@ def test_detail_marker_says_so_when_nothing_was_logged(loop_catalog):
 
 
 def test_figure_meta_line_counts_samples_when_params_are_empty(loop_catalog):
-    out = expand("<!-- bench:figure fig-loops -->", ctx(loop_catalog))
+    page = ctx(loop_catalog)
+    out = page.cache.fill(expand("<!-- bench:figure fig-loops -->", page), page.link)  # as the build does
     assert "3 runs (separate processes) × 2 samples" in out
 
 

@@ -184,7 +184,8 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     fig = ctx.catalog.figures[_figure_id(args, ctx)]
     machines = ctx.catalog.machines(fig.id)
     # A chapter shows at most a few machines (preferred first); /bench has them all.
-    panels = {m: pages.machine_panel(fig.id, m, ctx) for m in machines[:pages.MAX_TABS]}
+    panels = {m: stash_unindexed(pages.machine_panel(fig.id, m, ctx), ctx.cache.stash)
+              for m in machines[:pages.MAX_TABS]}
     roles = {m: ctx.catalog.role(m) for m in panels}
     body = render.tabs(fig.id, panels, roles) if panels else render.error_box(
         fig.id, f"no results yet; run `make bench` (script {fig.script_rel})")
@@ -195,6 +196,43 @@ def figure_marker(args: list[str], ctx: Context) -> str:
     return str(template("figure.md", fig=fig, bench_page=bench_page, more=len(machines) - len(panels),
                         caption=claims.caption_html(fig, ctx),
                         body=Markup(body), code=Markup(_code(fig, ctx)), recorded=_recorded(fig, ctx))) + "\n"
+
+
+UNINDEXED = re.compile(r"^<([a-z]+)\b[^>]*\sdata-search-exclude\b[^>]*>", re.M)  # at a line's start
+# What keeps such an element in the page's text: an anchor mkdocs records (its link check reads the
+# ids of the raw HTML Markdown is given), or a data-search-* value, which Material's search strips
+# from the page text it indexed (a stashed block is put back after that, so it would keep it).
+SEEN_IN_TEXT = re.compile(r"""\s(?:id|name)=|\sdata-search-[\w-]+=["'][^"']""")
+
+
+def stash_unindexed(html: str, stash: Callable[[str], str]) -> str:
+    """``html`` (a machine's panel in a chapter) with each element that starts a line and is left
+    out of the search index (``data-search-exclude``: the tables, the spread, the chart and the
+    provenance) stashed: three HTML parsers over each chapter (mkdocs' anchor collection, Markdown's
+    raw HTML blocks, the search indexer) pass over a one-line comment instead of parsing what they
+    would skip or pass on unchanged, and the build puts it back in the finished page. The text the
+    search index reads (caption, verdicts, notes) stays."""
+    out, done = [], 0
+    for start in UNINDEXED.finditer(html):
+        if start.start() < done:
+            continue  # inside an element stashed already
+        end = _element_end(html, start.group(1), start.start())
+        if end is None or SEEN_IN_TEXT.search(html, start.start(), end):
+            continue
+        out += [html[done:start.start()], stash(html[start.start():end])]
+        done = end
+    return "".join(out) + html[done:] if out else html
+
+
+def _element_end(html: str, tag: str, start: int) -> int | None:
+    """Where the element of ``tag`` that opens at ``start`` ends (after its closing tag), counting
+    elements of the same tag inside it; None if it does not close."""
+    depth = 0
+    for found in re.finditer(rf"<(/?){tag}\b[^>]*>", html[start:]):
+        depth += -1 if found.group(1) else 1
+        if depth == 0:
+            return start + found.end()
+    return None
 
 
 def _code(fig: Figure, ctx: Context) -> str:
