@@ -16,3 +16,15 @@ def test_every_written_page_of_a_machine_is_in_its_machines_group():
         assert {plugin._direct_machine(p) for p in pages} == {urls.machine_slug(machine)}
     assert plugin._direct_machine(urls.machine_src("fig-a", "m-1")) != plugin._direct_machine(
         urls.machine_src("fig-a", "m-10"))
+
+
+def test_the_pages_jobs_go_out_longest_first():
+    """A notebook's conversion, then the machines' groups of written pages, then the other mkdocs
+    pages: with the groups last, one worker was left alone with the last group at the end."""
+    from types import SimpleNamespace
+
+    uris = ("index.md", "verdicts.md", "lessons/lesson.ipynb", "bench/index.md")
+    sources = [SimpleNamespace(src_uri=u) for u in uris]
+    groups = ["changes m-1", "machine page m-1", "changes m-2"]
+    order = plugin._longest_first(sources, groups, lambda f: f.src_uri)
+    assert order == ["lessons/lesson.ipynb", *groups, "index.md", "verdicts.md", "bench/index.md"]
