@@ -240,3 +240,34 @@ def test_mkdocs_builds_with_the_cache_report_every_time_and_show_what_changed(tm
     third = mkdocs_build(root, tmp_path / "three")
     assert third.returncode == 0, third.stderr[-2000:]
     assert "x = 2" in html.unescape(re.sub(r"<[^>]+>", "", (tmp_path / "three" / "index.html").read_text()))
+
+
+def test_the_site_markdown_of_a_scripts_code_is_kept_until_what_it_includes_changes(tmp_path, monkeypatch):
+    """``Context.markdown`` (a figure script's code for its chapter and its /bench page, often made in
+    different workers) converts a text once, keyed by the files its snippet lines include and the set-up."""
+    from benchsite.build import plugin
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # where snippet paths are found, as mkdocs' working directory
+    script, calls = tmp_path / "s.py", []
+    script.write_text("x = 1\n")
+
+    class Markdown:  # the site's Markdown: includes the snippet, counts its conversions
+        def reset(self):
+            return self
+
+        def convert(self, text):
+            calls.append(text)
+            return f"<pre>{script.read_text()}</pre>"
+
+    code = '```python\n--8<-- "s.py"\n```\n'
+    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 1\n</pre>"
+    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 1\n</pre>" and len(calls) == 1  # kept
+    script.write_text("x = 2\n")
+    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 2\n</pre>" and len(calls) == 2
+    plugin._site_markdown(Markdown(), "another set-up", code)
+    assert len(calls) == 3
+    block = "--8<--\ns.py\n--8<--\n"  # the block form: what it includes is not named on one line
+    plugin._site_markdown(Markdown(), "set-up", block)
+    plugin._site_markdown(Markdown(), "set-up", block)
+    assert len(calls) == 5  # never kept

@@ -172,7 +172,7 @@ def on_config(config):
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
     build = Build(cat, os.environ.get("BENCH_STRICT") == "1", claims_fatal=os.environ.get("BENCH_CLAIMS") != "report",
-                  markdown=lambda text: site_markdown.reset().convert(text))
+                  markdown=functools.partial(_site_markdown, site_markdown, sitesetup.digest(config)))
     BUILD[:] = [build]
     sitesetup.UNCOUNTED.clear()
     for fig_id, machine in cat.stale():
@@ -185,6 +185,18 @@ def on_config(config):
     for orphan in cat.orphans:
         sitesetup.warn(log, f"{orphan.path}: no script bench_scripts/{orphan.stem}.py for these results")
     return config
+
+
+def _site_markdown(md: markdown.Markdown, setup: str, text: str) -> str:
+    """``text`` through the site's Markdown (``Context.markdown``: a figure script's code, as snippet
+    lines, for ``pages.code_html``), kept under the build cache by the text, the files its snippet
+    lines include (``render_cache.snippets``) and the site's set-up (``sitesetup.digest``: the
+    Markdown extensions, the code version). A figure's chapter and its /bench page are often made in
+    different workers, which each highlighted the script: 16 of the 29 twice in a cold build here."""
+    included = render_cache.snippets(text)
+    if included is None:  # a snippet block: what it includes cannot be named from the text
+        return md.reset().convert(text)
+    return cachefile.cached("markdown", f"{setup}\0{included}\0{text}", lambda: md.reset().convert(text))
 
 
 def _warm(what: str, jobs: list[parallel.Job]) -> None:

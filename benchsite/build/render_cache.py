@@ -66,7 +66,7 @@ def on_pre_page(page, config, files):
     return page
 
 
-def _snippets(markdown: str) -> str | None:
+def snippets(markdown: str) -> str | None:
     """The digests of the files a page's snippet lines include, and of the files those include,
     or None when they cannot all be named from the text alone. Snippets' relative base paths are
     relative to the directory mkdocs runs in, as here."""
@@ -86,11 +86,11 @@ def _snippets(markdown: str) -> str | None:
 
 def _cached_render(page, render):
     def cached(config, files) -> None:
-        snippets = _snippets(page.markdown or "")
+        included = snippets(page.markdown or "")
         key = None
-        if snippets is not None and "files" in STATE:
+        if included is not None and "files" in STATE:
             key = hashlib.sha256("\0".join([STATE["setup"], STATE["files"], page.file.src_uri, page.url,
-                                            repr(page.meta), snippets, page.markdown]).encode()).hexdigest()
+                                            repr(page.meta), included, page.markdown]).encode()).hexdigest()
         stored = cache_dir() / "rendered" / f"{key}.pkl" if key else None
         found = cachefile.read(stored) if stored else None
         if isinstance(found, dict) and _restore(page, found, files):
