@@ -3,6 +3,7 @@
 import dataclasses
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,37 @@ def test_stash_unindexed_keeps_anchors_and_search_values_in_the_text():
     assert stashed.count("<!--bench-html:") == 1 and "<table" not in stashed  # the outer table, nested one inside
     assert 'id="a"' in stashed and 'data-search-boost="2"' in stashed and "open" in stashed
     assert cache.fill(stashed, str) == html
+    table = html[html.index("<table"):html.index("</table>\n<details") + len("</table>")]
+    assert stashed == html.replace(table, cache.stash(table))  # the whole outer table, not up to the inner end
+
+
+@pytest.mark.parametrize("chapter", [
+    "# Page\n\n<!-- bench:figure fig-demo -->\n\nAfter *it*.\n",
+    "# Page\n\nText right above\n<!-- bench:figure fig-demo -->\nand *below*.\n",
+    "# Page\n\n- item\n\n    <!-- bench:figure fig-demo -->\n\n!!! note\n    <!-- bench:figure fig-demo -->\n",
+    "# Page\n\n<!-- bench:figure fig-demo -->\n\n<!-- bench:figure fig-demo -->\n"])
+def test_the_sites_markdown_makes_the_same_page_of_a_stashed_figure(catalog, monkeypatch, chapter):
+    """What the site's Markdown (mkdocs.yml's extensions) makes of a chapter whose figure's unindexed
+    elements are stashed is, once filled, what it makes of the figure as it is, wherever the marker is."""
+    import markdown
+    from mkdocs.config import load_config
+
+    site = load_config(str(Path(__file__).parents[1] / "mkdocs.yml"))
+    script = catalog.figures["fig-demo"].script
+    script.write_text("FIGURE = {}\n# --8<-- [start:measure]\nx = 1\n# --8<-- [end:measure]\n")
+    monkeypatch.chdir(script.parent)  # where its snippet line is found
+
+    def page(stash) -> str:
+        monkeypatch.setattr(markers, "stash_unindexed", stash)
+        made = ctx(catalog)
+        text = expand(chapter, made)
+        md = markdown.Markdown(extensions=site["markdown_extensions"], extension_configs=site["mdx_configs"])
+        html = md.convert(text)
+        return made.cache.fill(html, made.link)
+
+    stashed = page(markers.stash_unindexed)
+    assert "<table" in stashed and "bench-spread" in stashed
+    assert stashed == page(lambda html, stash: html)
 
 
 def test_unknown_marker_names_page_and_line(catalog):
