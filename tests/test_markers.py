@@ -187,27 +187,35 @@ def test_stash_unindexed_keeps_anchors_and_search_values_in_the_text():
     "# Page\n\nText right above\n<!-- bench:figure fig-demo -->\nand *below*.\n",
     "# Page\n\n- item\n\n    <!-- bench:figure fig-demo -->\n\n!!! note\n    <!-- bench:figure fig-demo -->\n",
     "# Page\n\n<!-- bench:figure fig-demo -->\n\n<!-- bench:figure fig-demo -->\n"])
-def test_the_sites_markdown_makes_the_same_page_of_a_stashed_figure(catalog, monkeypatch, chapter):
-    """What the site's Markdown (mkdocs.yml's extensions) makes of a chapter whose figure's unindexed
-    elements are stashed is, once filled, what it makes of the figure as it is, wherever the marker is."""
+def test_the_sites_markdown_and_search_make_the_same_page_of_a_stashed_figure(catalog, monkeypatch, chapter):
+    """What the site's Markdown (mkdocs.yml's extensions), its search plugin (the index, and the page it
+    leaves) and mkdocs' anchor collection make of a chapter whose figure's unindexed elements are
+    stashed is, once filled, what they make of the figure as it is, wherever the marker is."""
+    from types import SimpleNamespace
+
     import markdown
     from mkdocs.config import load_config
 
     site = load_config(str(Path(__file__).parents[1] / "mkdocs.yml"))
+    search = site["plugins"]["material/search"]
     script = catalog.figures["fig-demo"].script
     script.write_text("FIGURE = {}\n# --8<-- [start:measure]\nx = 1\n# --8<-- [end:measure]\n")
     monkeypatch.chdir(script.parent)  # where its snippet line is found
 
-    def page(stash) -> str:
+    def page(stash) -> tuple:
         monkeypatch.setattr(markers, "stash_unindexed", stash)
         made = ctx(catalog)
         text = expand(chapter, made)
         md = markdown.Markdown(extensions=site["markdown_extensions"], extension_configs=site["mdx_configs"])
         html = md.convert(text)
-        return made.cache.fill(html, made.link)
+        search.on_config(site)  # a fresh index
+        built = SimpleNamespace(content=html, meta={}, toc=[], url="page/", title="Page")
+        search.on_page_context({}, page=built, config=site, nav=None)  # indexes it, strips data-search-* values
+        anchors = sorted(re.findall(r"""\s(?:id|name)=["']([^"']*)""", "".join(map(str, md.htmlStash.rawHtmlBlocks))))
+        return made.cache.fill(built.content, made.link), search.search_index.entries, anchors
 
     stashed = page(markers.stash_unindexed)
-    assert "<table" in stashed and "bench-spread" in stashed
+    assert "<table" in stashed[0] and "bench-spread" in stashed[0] and stashed[1] and stashed[2]
     assert stashed == page(lambda html, stash: html)
 
 
