@@ -144,6 +144,23 @@ def test_a_comparison_table_is_made_only_where_a_page_shows_it(tmp_path, docs, m
     assert html.count('class="bench-compare') == tables
 
 
+def test_a_figure_page_counts_valid_machines_for_its_comparisons(tmp_path, docs, monkeypatch):
+    # Past MAX_TABS machines of which one has an unreadable results file, MAX_TABS remain valid: the
+    # figure page still shows (and makes) each comparison, as its "Across machines" section always did.
+    from benchsite.views import compare
+
+    made = []
+    real = compare.html_table
+    monkeypatch.setattr(compare, "html_table", lambda *a, **k: made.append(a[1]) or real(*a, **k))
+    machines = [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 1)]
+    cat = build(tmp_path, machines)
+    bad = tmp_path / "results" / machines[-1] / "demo.csv"
+    bad.write_text(bad.read_text().replace(f"\n{SCHEMA_VERSION},", "\n7,", 1))
+    cat = Catalog.build(tmp_path / "results", cat.figures, preferred=machines[0])
+    html = render_page(cat, "bench/fig-demo/index.md", docs)
+    assert len(made) == pages.MAX_TABS - 1 and html.count('class="bench-compare') == pages.MAX_TABS - 1
+
+
 def test_chapter_shows_a_few_machines_and_links_the_rest(tmp_path, docs):
     cat = build(tmp_path, [f"cpu-m{i:02d}" for i in range(pages.MAX_TABS + 2)])
     ctx = Context(cat, "docs/chapter.md", lambda t: "/" + t, [].append, src_uri="chapter.md", docs_dir=docs,
