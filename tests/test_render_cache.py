@@ -261,13 +261,39 @@ def test_the_site_markdown_of_a_scripts_code_is_kept_until_what_it_includes_chan
             return f"<pre>{script.read_text()}</pre>"
 
     code = '```python\n--8<-- "s.py"\n```\n'
-    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 1\n</pre>"
-    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 1\n</pre>" and len(calls) == 1  # kept
+    here = ["."]  # the snippets extension's base_path (mkdocs.yml's)
+    assert plugin._site_markdown(Markdown(), "set-up", here, code) == "<pre>x = 1\n</pre>"
+    assert plugin._site_markdown(Markdown(), "set-up", here, code) == "<pre>x = 1\n</pre>" and len(calls) == 1  # kept
     script.write_text("x = 2\n")
-    assert plugin._site_markdown(Markdown(), "set-up", code) == "<pre>x = 2\n</pre>" and len(calls) == 2
-    plugin._site_markdown(Markdown(), "another set-up", code)
+    assert plugin._site_markdown(Markdown(), "set-up", here, code) == "<pre>x = 2\n</pre>" and len(calls) == 2
+    plugin._site_markdown(Markdown(), "another set-up", here, code)
     assert len(calls) == 3
     block = "--8<--\ns.py\n--8<--\n"  # the block form: what it includes is not named on one line
-    plugin._site_markdown(Markdown(), "set-up", block)
-    plugin._site_markdown(Markdown(), "set-up", block)
+    plugin._site_markdown(Markdown(), "set-up", here, block)
+    plugin._site_markdown(Markdown(), "set-up", here, block)
     assert len(calls) == 5  # never kept
+
+
+def test_a_snippet_under_another_base_path_is_kept_only_until_it_changes(tmp_path, monkeypatch):
+    """pymdownx.snippets looks a snippet line's file up under its ``base_path``; the kept Markdown of a
+    script's code, and a kept page, follow an edit to the file it found there, not to a file of that
+    name in the directory mkdocs runs in (with base_path ["sub"] the old code block was served on)."""
+    import markdown
+
+    from benchsite.build import plugin, render_cache
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    config = {"markdown_extensions": ["pymdownx.superfences", "pymdownx.snippets"],
+              "mdx_configs": {"pymdownx.snippets": {"base_path": ["sub"], "check_paths": True}}}
+    bases = render_cache.snippet_bases(config)
+    md = markdown.Markdown(extensions=config["markdown_extensions"], extension_configs=config["mdx_configs"])
+    (tmp_path / "sub").mkdir()
+    script, code = tmp_path / "sub" / "s.py", '```python\n--8<-- "s.py"\n```\n'
+    script.write_text("x = 1\n")
+    assert "x</span> <span class=\"o\">=</span> <span class=\"mi\">1" in plugin._site_markdown(md, "s", bases, code)
+    keyed = render_cache.snippets(code, bases)
+    script.write_text("x = 2\n")
+    assert render_cache.snippets(code, bases) != keyed  # the render cache's page key changes too
+    assert "x</span> <span class=\"o\">=</span> <span class=\"mi\">2" in plugin._site_markdown(md, "s", bases, code)
+    assert render_cache.snippet_bases({"mdx_configs": {}}) == ["."]  # the extension's default

@@ -172,7 +172,8 @@ def on_config(config):
     site_markdown = markdown.Markdown(extensions=config["markdown_extensions"],
                                       extension_configs=config["mdx_configs"])
     build = Build(cat, os.environ.get("BENCH_STRICT") == "1", claims_fatal=os.environ.get("BENCH_CLAIMS") != "report",
-                  markdown=functools.partial(_site_markdown, site_markdown, sitesetup.digest(config)))
+                  markdown=functools.partial(_site_markdown, site_markdown, sitesetup.digest(config),
+                                             render_cache.snippet_bases(config)))
     BUILD[:] = [build]
     sitesetup.UNCOUNTED.clear()
     for fig_id, machine in cat.stale():
@@ -187,13 +188,14 @@ def on_config(config):
     return config
 
 
-def _site_markdown(md: markdown.Markdown, setup: str, text: str) -> str:
+def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: str) -> str:
     """``text`` through the site's Markdown (``Context.markdown``: a figure script's code, as snippet
     lines, for ``pages.code_html``), kept under the build cache by the text, the files its snippet
-    lines include (``render_cache.snippets``) and the site's set-up (``sitesetup.digest``: the
-    Markdown extensions, the code version). A figure's chapter and its /bench page are often made in
-    different workers, which each highlighted the script: 16 of the 29 twice in a cold build here."""
-    included = render_cache.snippets(text)
+    lines include (``render_cache.snippets``, looked up under the snippets extension's ``bases``) and
+    the site's set-up (``sitesetup.digest``: the Markdown extensions, the code version). A figure's
+    chapter and its /bench page are often made in different workers, which each highlighted the
+    script: 16 of the 29 twice in a cold build here."""
+    included = render_cache.snippets(text, bases)
     if included is None:  # a snippet block: what it includes cannot be named from the text
         return md.reset().convert(text)
     return cachefile.cached("markdown", f"{setup}\0{included}\0{text}", lambda: md.reset().convert(text))

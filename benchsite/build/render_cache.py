@@ -66,10 +66,20 @@ def on_pre_page(page, config, files):
     return page
 
 
-def snippets(markdown: str) -> str | None:
+def snippet_bases(config) -> list[str]:
+    """The folders (or files) ``pymdownx.snippets`` looks in for a snippet line's file, in its order:
+    its ``base_path`` setting (default ``["."]``), each relative to the directory mkdocs runs in."""
+    base = ((config.get("mdx_configs") or {}).get("pymdownx.snippets") or {}).get("base_path", ["."])
+    return [base] if isinstance(base, str) else list(base)
+
+
+def snippets(markdown: str, bases: list[str] | None = None) -> str | None:
     """The digests of the files a page's snippet lines include, and of the files those include,
-    or None when they cannot all be named from the text alone. Snippets' relative base paths are
-    relative to the directory mkdocs runs in, as here."""
+    or None when they cannot all be named from the text alone. A name is looked up under each of
+    ``bases`` (:func:`snippet_bases`; the directory mkdocs runs in when None), as the snippets
+    extension looks it up, and every candidate's digest counts: whichever it includes, an edit
+    to it changes the result."""
+    bases = ["."] if bases is None else bases
     parts, todo, seen = [], [markdown], set()
     while todo:
         text = todo.pop()
@@ -77,16 +87,21 @@ def snippets(markdown: str) -> str | None:
             return None
         for name in sorted({(a or b).strip() for a, b in SNIPPET.findall(text)} - seen):
             seen.add(name)
-            path = Path(re.sub(r":[^/\\]*$", "", name))
-            data = path.read_bytes() if path.is_file() else b""
-            parts.append(f"{name}\0{hashlib.sha256(data).hexdigest() if path.is_file() else '-'}")
-            todo.append(data.decode("utf-8", errors="replace"))
+            digests = []
+            for base in bases:
+                # A base that is a file is found by its own name (pymdownx.snippets: get_snippet_path).
+                path = Path(base) if Path(base).is_file() else Path(base, re.sub(r":[^/\\]*$", "", name))
+                data = path.read_bytes() if path.is_file() else None
+                digests.append("-" if data is None else hashlib.sha256(data).hexdigest())
+                if data is not None:
+                    todo.append(data.decode("utf-8", errors="replace"))
+            parts.append("\0".join([name, *digests]))
     return "\n".join(parts)
 
 
 def _cached_render(page, render):
     def cached(config, files) -> None:
-        included = snippets(page.markdown or "")
+        included = snippets(page.markdown or "", snippet_bases(config))
         key = None
         if included is not None and "files" in STATE:
             key = hashlib.sha256("\0".join([STATE["setup"], STATE["files"], page.file.src_uri, page.url,
