@@ -2,6 +2,7 @@
 
 import dataclasses
 import html
+import json
 import re
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def test_stash_unindexed_keeps_anchors_and_search_values_in_the_text():
     "# Page\n\nText right above\n<!-- bench:figure fig-demo -->\nand *below*.\n",
     "# Page\n\n- item\n\n    <!-- bench:figure fig-demo -->\n\n!!! note\n    <!-- bench:figure fig-demo -->\n",
     "# Page\n\n<!-- bench:figure fig-demo -->\n\n<!-- bench:figure fig-demo -->\n"])
-def test_the_sites_markdown_and_search_make_the_same_page_of_a_stashed_figure(catalog, monkeypatch, chapter):
+def test_the_sites_markdown_and_search_make_the_same_page_of_a_stashed_figure(catalog, monkeypatch, tmp_path, chapter):
     """What the site's Markdown (mkdocs.yml's extensions), its search plugin (the index, and the page it
     leaves) and mkdocs' anchor collection make of a chapter whose figure's unindexed elements are
     stashed is, once filled, what they make of the figure as it is, wherever the marker is."""
@@ -196,7 +197,7 @@ def test_the_sites_markdown_and_search_make_the_same_page_of_a_stashed_figure(ca
     import markdown
     from mkdocs.config import load_config
 
-    site = load_config(str(Path(__file__).parents[1] / "mkdocs.yml"))
+    site = load_config(str(Path(__file__).parents[1] / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
     search = site["plugins"]["material/search"]
     script = catalog.figures["fig-demo"].script
     script.write_text("FIGURE = {}\n# --8<-- [start:measure]\nx = 1\n# --8<-- [end:measure]\n")
@@ -211,8 +212,10 @@ def test_the_sites_markdown_and_search_make_the_same_page_of_a_stashed_figure(ca
         search.on_config(site)  # a fresh index
         built = SimpleNamespace(content=html, meta={}, toc=[], url="page/", title="Page")
         search.on_page_context({}, page=built, config=site, nav=None)  # indexes it, strips data-search-* values
+        search.on_post_build(config=site)  # writes the index
+        index = (Path(site["site_dir"]) / "search" / "search_index.json").read_text()
         anchors = sorted(re.findall(r"""\s(?:id|name)=["']([^"']*)""", "".join(map(str, md.htmlStash.rawHtmlBlocks))))
-        return made.cache.fill(built.content, made.link), search.search_index.entries, anchors
+        return made.cache.fill(built.content, made.link), json.loads(index)["docs"], anchors
 
     stashed = page(markers.stash_unindexed)
     assert "<table" in stashed[0] and "bench-spread" in stashed[0] and stashed[1] and stashed[2]
