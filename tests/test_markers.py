@@ -181,6 +181,8 @@ def test_stash_unindexed_keeps_anchors_and_search_values_in_the_text():
     assert cache.fill(stashed, str) == html
     table = html[html.index("<table"):html.index("</table>\n<details") + len("</table>")]
     assert stashed == html.replace(table, cache.stash(table))  # the whole outer table, not up to the inner end
+    other = '<p data-search-exclude-not>indexed</p>\n<p data-search-excluded="">indexed</p>\n'
+    assert markers.stash_unindexed(other, cache.stash) == other  # another attribute: Material indexes these
 
 
 @pytest.mark.parametrize("chapter", [

@@ -198,7 +198,9 @@ def figure_marker(args: list[str], ctx: Context) -> str:
                         body=Markup(body), code=Markup(_code(fig, ctx)), recorded=_recorded(fig, ctx))) + "\n"
 
 
-UNINDEXED = re.compile(r"^<([a-z]+)\b[^>]*\sdata-search-exclude\b[^>]*>", re.M)  # at a line's start
+# At a line's start; the attribute itself (Material skips an element whose attribute is named exactly
+# data-search-exclude: one named data-search-exclude-x is indexed).
+UNINDEXED = re.compile(r"^<([a-z]+)\b[^>]*\sdata-search-exclude(?=[\s=/>])[^>]*>", re.M)
 # What keeps such an element in the page's text: an anchor mkdocs records (its link check reads the
 # ids of the raw HTML Markdown is given), or a data-search-* value, which Material's search strips
 # from the page text it indexed (a stashed block is put back after that, so it would keep it).
