@@ -274,6 +274,39 @@ def test_the_site_markdown_of_a_scripts_code_is_kept_until_what_it_includes_chan
     assert len(calls) == 5  # never kept
 
 
+def test_the_site_markdown_of_a_scripts_code_that_reported_anything_is_not_kept(tmp_path, monkeypatch):
+    """A conversion that logged a warning (a snippet the extension could not read, say) is converted, and
+    warns, again on the next build, as a page that reported anything is never kept (a strict warm
+    build must fail where the cold one did)."""
+    import logging
+
+    from benchsite.build import plugin
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text("x = 1\n")
+    calls, warn = [], [True]
+
+    class Markdown:
+        def reset(self):
+            return self
+
+        def convert(self, text):
+            calls.append(text)
+            if warn[0]:
+                logging.getLogger("mkdocs.plugins.test").warning("could not read s.py")
+            return "<pre>x = 1</pre>"
+
+    code = '```python\n--8<-- "s.py"\n```\n'
+    for _ in range(2):
+        assert plugin._site_markdown(Markdown(), "set-up", ["."], code) == "<pre>x = 1</pre>"
+    assert len(calls) == 2  # reported: converted (and reported) each time
+    warn[0] = False
+    for _ in range(2):
+        plugin._site_markdown(Markdown(), "set-up", ["."], code)
+    assert len(calls) == 3  # quiet: kept after the first
+
+
 def test_a_snippet_under_another_base_path_is_kept_only_until_it_changes(tmp_path, monkeypatch):
     """pymdownx.snippets looks a snippet line's file up under its ``base_path``; the kept Markdown of a
     script's code, and a kept page, follow an edit to the file it found there, not to a file of that

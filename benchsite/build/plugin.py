@@ -194,11 +194,24 @@ def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: st
     lines include (``render_cache.snippets``, looked up under the snippets extension's ``bases``) and
     the site's set-up (``sitesetup.digest``: the Markdown extensions, the code version). A figure's
     chapter and its /bench page are often made in different workers, which each highlighted the
-    script: 16 of the 29 twice in a cold build here."""
+    script: 16 of the 29 twice in a cold build here. A conversion that reported anything
+    (``sitesetup.Reports``, as for a kept page) is not kept: it reports again on every build."""
     included = render_cache.snippets(text, bases)
     if included is None:  # a snippet block: what it includes cannot be named from the text
         return md.reset().convert(text)
-    return cachefile.cached("markdown", f"{setup}\0{included}\0{text}", lambda: md.reset().convert(text))
+    stored = cachefile.entry("markdown", f"{setup}\0{included}\0{text}")
+    found = cachefile.read(stored)
+    if isinstance(found, str):
+        return found
+    reports = sitesetup.Reports()
+    logging.getLogger("mkdocs").addHandler(reports)
+    try:
+        html = md.reset().convert(text)
+    finally:
+        logging.getLogger("mkdocs").removeHandler(reports)
+    if not reports.count:
+        cachefile.write(stored, html)
+    return html
 
 
 def _warm(what: str, jobs: list[parallel.Job]) -> None:
@@ -359,7 +372,7 @@ def _longest_first(sources: list[File], groups: list[parallel.Job],
     finish is a short one and no worker waits long on the other at the end: a notebook's
     (converting it is the longest job: 1.6 s of CPU here), then each machine's group of written
     pages (its changes, machine and session pages: 1.2-1.5 s here, more than any chapter), then the
-    other mkdocs pages in the nav's order. (With the groups last, one worker was left alone with
+    other mkdocs pages in mkdocs' file order. (With the groups last, one worker was left alone with
     the last group for up to its length.)"""
     notebook = [f.src_uri.endswith(".ipynb") for f in sources]
     return ([source_job(f) for f, nb in zip(sources, notebook) if nb] + groups
