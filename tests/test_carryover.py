@@ -184,3 +184,84 @@ def test_a_first_sample_whose_after_names_the_cell_sized_last_keeps_that_predece
     got = carryover.predecessors(alt)
     assert got[first] == "heavy|completed|n=512"
     assert got.drop(first).equals(carryover.predecessors(frame).drop(first))
+
+
+# --- the carry-over as first written (pandas group by group), the reference the faster one is held to
+
+def _reference_predecessors(frame: pd.DataFrame) -> pd.Series:
+    keys, cells = ["run", "process_index"], carryover.cell_names(frame)
+    ordered = frame[[*keys, "seq"]].assign(_cell=cells).sort_values([*keys, "seq"], kind="stable")
+    derived = ordered.groupby(keys, sort=False)["_cell"].shift(1)
+    derived[ordered["seq"].isna()] = None
+    derived = derived.reindex(frame.index).astype(object)
+    derived = derived.where(derived.notna(), None)
+    if "after" not in frame:
+        return derived
+    given = frame["after"].astype(object).where(frame["after"].notna(), "").astype(str)
+    recorded = given.ne("").groupby([frame[k] for k in keys]).transform("any")
+    return pd.Series(np.where(recorded, given.where(given.ne(""), None), derived), index=frame.index, dtype=object)
+
+
+def _reference_medians(times: pd.Series, runs: pd.Series) -> pd.Series:
+    grouped = times.groupby(runs, sort=True)
+    found = grouped.median()[grouped.size() >= carryover.MIN_GROUP].rename_axis("run").rename(None)
+    return found if len(found) else pd.Series(dtype=float, index=pd.Index([], name="run"))
+
+
+def _reference_carry(frame: pd.DataFrame) -> list[tuple]:
+    """Per cell, what :class:`carryover.Carry` holds, each group of samples selected and its
+    medians taken on its own, each predecessor paired by ``stats.paired_runs``."""
+    cells, before = carryover.cell_names(frame), _reference_predecessors(frame)
+    known = before.notna()
+    times, runs, cells, before = frame["time_s"].astype(float)[known], frame["run"][known], cells[known], \
+        before[known].astype(str)
+    out = []
+    for cell in carryover.cell_names(frame.drop_duplicates(["variant", "params"])):
+        mine = cells.eq(cell)
+        after = {prev: _reference_medians(t, runs[mine][t.index])
+                 for prev, t in times[mine].groupby(before[mine], sort=True)}
+        none = _reference_medians(times[:0], runs[:0])
+        after_self = after.get(cell, none)
+        others = mine & before.ne(cell)
+        after_others = _reference_medians(times[others], runs[others])
+        candidates = {}
+        for prev, after_prev in after.items():
+            a, b = stats.paired_runs(after_prev, after_self)
+            if prev != cell and a.size >= stats.PAIRED_MIN_RUNS:
+                candidates[prev] = pd.Series(a / b, index=stats.common_runs(after_prev, after_self)[0])
+        moved_by, ratios, same = carryover.most_different(candidates)
+        out.append((cell, after_self, after_others, len(candidates), moved_by, ratios.to_numpy(), same,
+                    stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size)) if moved_by else None))
+    return out
+
+
+def _committed_frames(every: int) -> list[pd.DataFrame]:
+    """Every ``every``-th figure's results of each committed machine folder (the reference takes a
+    few seconds a machine in full)."""
+    from pathlib import Path
+    folders = sorted(p for p in (Path(__file__).parents[1] / "results").iterdir() if p.is_dir())
+    return [frame for folder in folders for frame in list(carryover.machine_frames(folder).values())[::every]]
+
+
+def test_the_carry_over_is_the_one_each_group_taken_on_its_own_gives_to_the_bit():
+    """figure_carry splits one groupby of every (cell, preceding cell, run) median and pairs the
+    runs in plain Python: the same medians, ratios, picks and verdicts as selecting each group's
+    samples and pairing them with ``stats.paired_runs``, on the committed results (both the
+    ``after`` and the ``seq`` path) and on constructed runs."""
+    frames = [*_committed_frames(every=5), _runs(factor=2.0), _with_after(_runs(factor=2.0, seed=7)),
+              _runs(factor=1.0, runs=stats.PAIRED_MIN_RUNS - 1)]
+    compared = seq_path = 0
+    for frame in frames:
+        assert carryover.predecessors(frame).fillna("-").equals(_reference_predecessors(frame).fillna("-"))
+        got = carryover.figure_carry(frame)
+        want = _reference_carry(frame)
+        assert [c.name for c in got] == [w[0] for w in want]
+        for c, (_, after_self, after_others, examined, moved_by, ratios, same, verdict) in zip(got, want):
+            pd.testing.assert_series_equal(c.after_self, after_self, check_exact=True, check_index_type=True)
+            pd.testing.assert_series_equal(c.after_others, after_others, check_exact=True, check_index_type=True)
+            assert (c.examined, c.moved_by, c.same) == (examined, moved_by, same)
+            assert np.array_equal(c.ratios, ratios) and c.ratios.dtype == ratios.dtype
+            assert c.verdict == verdict
+            compared += c.verdict is not None
+            seq_path += "after" not in frame or not frame["after"].fillna("").astype(str).ne("").all()
+    assert compared > 10 and seq_path  # cells were compared, and some from ``seq``

@@ -53,19 +53,25 @@ def predecessors(frame: pd.DataFrame, cells: pd.Series | None = None) -> pd.Seri
     ``after`` (any row of it non-empty) is read from it; any other run is derived from ``seq``.
     ``cells``: :func:`cell_names` of ``frame``, where the caller has them."""
     keys = ["run", "process_index"]
+    if "after" not in frame:
+        return _from_seq(frame, keys, cells)
+    given = frame["after"].astype(object).where(frame["after"].notna(), "").astype(str)
+    recorded = given.ne("").groupby([frame[k] for k in keys]).transform("any")
+    # where every run records ``after`` (as every file the harness writes now), no order to derive
+    derived = None if recorded.all() else _from_seq(frame, keys, cells)
+    return pd.Series(np.where(recorded, given.where(given.ne(""), None), derived), index=frame.index,
+                     dtype=object)
+
+
+def _from_seq(frame: pd.DataFrame, keys: list[str], cells: pd.Series | None) -> pd.Series:
+    """:func:`predecessors` from ``seq``: the previous sample in its run and process."""
     cells = cell_names(frame) if cells is None else cells
     # the three columns the order needs, not every column of the results sorted with them
     ordered = frame[[*keys, "seq"]].assign(_cell=cells).sort_values([*keys, "seq"], kind="stable")
     derived = ordered.groupby(keys, sort=False)["_cell"].shift(1)
     derived[ordered["seq"].isna()] = None
     derived = derived.reindex(frame.index).astype(object)
-    derived = derived.where(derived.notna(), None)
-    if "after" not in frame:
-        return derived
-    given = frame["after"].astype(object).where(frame["after"].notna(), "").astype(str)
-    recorded = given.ne("").groupby([frame[k] for k in keys]).transform("any")
-    return pd.Series(np.where(recorded, given.where(given.ne(""), None), derived), index=frame.index,
-                     dtype=object)
+    return derived.where(derived.notna(), None)
 
 
 @dataclass(frozen=True)
@@ -107,31 +113,37 @@ def _medians(times: pd.Series, keys: list[pd.Series]) -> pd.Series:
 
 
 _NO_RUNS = pd.Index([], name="run")
+_NO_RATIOS = pd.Series(dtype=float)  # most_different of no candidates (read, never written)
+
+Group = tuple[list, list]  # one group's runs (ascending) and its per-run medians, as plain lists
 
 
-def _groups(medians: pd.Series) -> dict[object, dict[object, pd.Series]]:
-    """The per-run medians of every group of :func:`_medians` (first level -> second level ->
-    medians indexed by run), split in one pass over the sorted index: a figure has thousands of
-    groups, and looking each up in the MultiIndex was most of the time spent here."""
-    out: dict[object, dict[object, pd.Series]] = {}
+def _groups(medians: pd.Series) -> dict[object, dict[object, Group]]:
+    """The per-run medians of every group of :func:`_medians` (first level -> the levels between ->
+    (runs, medians)), split in one pass over the sorted index: a figure has thousands of groups,
+    most of them only counted (:func:`_candidates`), so none becomes a Series here."""
+    out: dict[object, dict[object, Group]] = {}
     if not len(medians):
         return out
     index = medians.index
-    first, second = index.codes[0], index.codes[1]
+    first = index.codes[0]
+    second = index.codes[1] if index.nlevels > 2 else np.zeros(len(medians), dtype=np.int8)
     starts = np.flatnonzero(np.r_[True, (first[1:] != first[:-1]) | (second[1:] != second[:-1])])
     stops = np.r_[starts[1:], len(medians)]
-    runs, values = index.get_level_values(2).to_numpy(), medians.to_numpy()
-    heads, subs = index.levels[0], index.levels[1]
+    runs, values = index.get_level_values(-1).tolist(), medians.tolist()
+    heads = index.levels[0]
+    subs = index.levels[1] if index.nlevels > 2 else [None]
     for start, stop in zip(starts.tolist(), stops.tolist()):
-        out.setdefault(heads[first[start]], {})[subs[second[start]]] = pd.Series(
-            values[start:stop], index=pd.Index(runs[start:stop], name="run"), name=medians.name)
+        out.setdefault(heads[first[start]], {})[subs[second[start]]] = (runs[start:stop], values[start:stop])
     return out
 
 
-def _per_run(groups: dict[object, dict[object, pd.Series]], key: tuple) -> pd.Series:
+def _per_run(groups: dict[object, dict[object, Group]], key: tuple) -> pd.Series:
     """The per-run medians of one group (``key``: the levels before the run), indexed by run."""
     found = groups.get(key[0], {}).get(key[1])
-    return found if found is not None else pd.Series(dtype=float, index=_NO_RUNS)
+    if found is None:
+        return pd.Series(dtype=float, index=_NO_RUNS)
+    return pd.Series(np.array(found[1], dtype=float), index=pd.Index(np.array(found[0]), name="run"), copy=False)
 
 
 def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
@@ -139,17 +151,24 @@ def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
     return x / y
 
 
-def _candidates(by_prev: dict[object, dict[object, pd.Series]], cell: str,
-                after_self: pd.Series) -> dict[str, pd.Series]:
-    """Each other predecessor with PAIRED_MIN_RUNS runs to pair with ``after_self``: its per-run
-    ratio (median after it / median after the cell itself), indexed by run."""
+def _candidates(by_prev: dict[object, dict[object, Group]], cell: str) -> dict[str, pd.Series]:
+    """Each other predecessor with PAIRED_MIN_RUNS runs to pair with the medians after the cell
+    itself: its per-run ratio (median after it / median after the cell itself), indexed by run, over
+    the runs both have (``stats.common_runs``' pairing: run order), in plain Python: a figure has
+    thousands of predecessors and few have the runs."""
+    groups = by_prev.get(cell, {})
+    own = groups.get(cell)
+    if own is None:
+        return {}
+    after_self = dict(zip(*own))
     out = {}
-    for prev, after_prev in by_prev.get(cell, {}).items():
-        if prev == cell:
+    for prev, (runs, medians) in groups.items():
+        if prev == cell or len(runs) < stats.PAIRED_MIN_RUNS:
             continue
-        runs, a, b = stats.common_runs(after_prev, after_self)
-        if runs.size >= stats.PAIRED_MIN_RUNS:
-            out[prev] = pd.Series(after_prev.to_numpy()[a] / after_self.to_numpy()[b], index=runs)
+        common = [(run, m / after_self[run]) for run, m in zip(runs, medians) if run in after_self]
+        if len(common) >= stats.PAIRED_MIN_RUNS:
+            out[prev] = pd.Series([r for _, r in common], index=pd.Index([run for run, _ in common], name="run"),
+                                  dtype=float)
     return out
 
 
@@ -186,22 +205,23 @@ def figure_carry(frame: pd.DataFrame) -> list[Carry]:
     known = before.notna()
     times, runs = frame["time_s"].astype(float)[known], frame["run"][known]
     by_prev = _groups(_medians(times, [cells[known], before[known].astype(str), runs]))
-    kind = pd.Series(np.where(before.eq(cells), "self", "others"), index=frame.index)[known]
-    by_kind = _groups(_medians(times, [cells[known], kind, runs]))
+    # after any other cell; after itself is by_prev's group of the cell itself (the same samples)
+    other = (before.ne(cells))[known]
+    by_others = _groups(_medians(times[other], [cells[known][other], runs[other]]))
     first = frame[["variant", "params", "boundary"]].drop_duplicates(["variant", "params"])
     lead = frame.groupby(cells)["lead_in"].agg(["min", "max"]) if "lead_in" in frame else None
     leads = dict(zip(lead.index, zip(lead["min"], lead["max"]))) if lead is not None else {}
     out = []
     for cell, variant, params, boundary in zip(cells[first.index], first["variant"], first["params"],
                                                first["boundary"]):
-        after_self = _per_run(by_kind, (cell, "self"))
-        candidates = _candidates(by_prev, cell, after_self)
-        moved_by, ratios, same = most_different(candidates)
+        candidates = _candidates(by_prev, cell)
+        moved_by, ratios, same = most_different(candidates) if candidates else (None, _NO_RATIOS, 0)
         span = None
         if lead is not None and pd.notna(leads[cell][0]):
             span = (int(leads[cell][0]), int(leads[cell][1]))
         out.append(Carry(str(variant), "" if pd.isna(params) else str(params), str(boundary),
-                         after_self, _per_run(by_kind, (cell, "others")), len(candidates), moved_by,
+                         _per_run(by_prev, (cell, cell)), _per_run(by_others, (cell, None)), len(candidates),
+                         moved_by,
                          ratios.to_numpy(), same, stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size))
                          if moved_by else None, span))
     return out
