@@ -324,3 +324,28 @@ def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
     found = noise.shown(broken())
     assert found == from_tables(broken())
     assert found.paired < whole.paired and found.unpaired < whole.unpaired
+
+
+def test_the_unpaired_rule_takes_each_sides_medians_as_on_its_own():
+    """``_unpaired_decide`` takes both sides' medians and robust SDs in one call where the two have
+    one shape (a session's runs against another's, the simulation's trials): the same numbers, to
+    the bit, as taking each side on its own, for one pair and for a stack of trials."""
+    def on_its_own(la, lb):
+        u = (la[..., :, None] > lb[..., None, :]).sum(axis=(-1, -2))
+        u_other = (la[..., :, None] < lb[..., None, :]).sum(axis=(-1, -2))
+        effect = np.median(la, axis=-1) - np.median(lb, axis=-1)
+        floor = np.maximum(math.log1p(stats.MIN_EFFECT),
+                           stats.UNPAIRED_K * np.maximum(verdicts.robust_sd(la), verdicts.robust_sd(lb)))
+        u_dir = np.where(effect > 0, u, u_other)
+        n, m = la.shape[-1], lb.shape[-1]
+        need = stats.rank_sum_needed(n, m) if min(n, m) >= stats.UNPAIRED_MIN_RUNS else None
+        ok = (u_dir >= need) & (np.abs(effect) > floor) if need is not None else np.zeros(effect.shape, bool)
+        return ok, effect, u_dir, floor
+
+    rng = np.random.default_rng(7)
+    shapes = [((n,), (m,)) for n in range(1, 10) for m in range(1, 10)] + [((500, 6), (500, 6)), ((40, 9), (40, 9))]
+    for shape_a, shape_b in shapes:
+        for _ in range(20):
+            la, lb = rng.normal(0.0, 0.05, shape_a), rng.normal(0.02, 0.05, shape_b)
+            for got, want in zip(stats._unpaired_decide(la, lb), on_its_own(la, lb)):
+                assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype

@@ -289,8 +289,13 @@ def _unpaired_decide(la: np.ndarray, lb: np.ndarray) -> tuple[np.ndarray, ...]:
     n, m = la.shape[-1], lb.shape[-1]
     u = (la[..., :, None] > lb[..., None, :]).sum(axis=(-1, -2))
     u_other = (la[..., :, None] < lb[..., None, :]).sum(axis=(-1, -2))
-    effect = np.median(la, axis=-1) - np.median(lb, axis=-1)
-    floor = np.maximum(math.log1p(MIN_EFFECT), UNPAIRED_K * np.maximum(robust_sd(la), robust_sd(lb)))
+    if la.shape == lb.shape:  # both sides' medians in one call each (row by row, the same numbers)
+        both = np.stack((la, lb))
+        (med_a, med_b), (sd_a, sd_b) = np.median(both, axis=-1), robust_sd(both)
+    else:
+        med_a, med_b, sd_a, sd_b = np.median(la, axis=-1), np.median(lb, axis=-1), robust_sd(la), robust_sd(lb)
+    effect = med_a - med_b
+    floor = np.maximum(math.log1p(MIN_EFFECT), UNPAIRED_K * np.maximum(sd_a, sd_b))
     u_dir = np.where(effect > 0, u, u_other)
     need = rank_sum_needed(n, m) if min(n, m) >= UNPAIRED_MIN_RUNS else None
     ok = (u_dir >= need) & (np.abs(effect) > floor) if need is not None else np.zeros(effect.shape, bool)
