@@ -244,7 +244,7 @@ def _committed_frames(every: int) -> list[pd.DataFrame]:
 
 
 def test_the_carry_over_is_the_one_each_group_taken_on_its_own_gives_to_the_bit():
-    """figure_carry splits one groupby of every (cell, preceding cell, run) median and pairs the
+    """figure_carry takes every (cell, preceding cell, run) median in one sort and pairs the
     runs in plain Python: the same medians, ratios, picks and verdicts as selecting each group's
     samples and pairing them with ``stats.paired_runs``, on the committed results (both the
     ``after`` and the ``seq`` path) and on constructed runs."""

@@ -105,36 +105,42 @@ class Carry:
         return int((self.ratios > 1).sum())
 
 
-def _medians(times: pd.Series, keys: list[pd.Series]) -> pd.Series:
-    """Median of ``times`` per group of ``keys`` (the last one the run), for the groups with at
-    least MIN_GROUP samples: one groupby for every cell of a figure."""
-    grouped = times.groupby(keys, sort=True, dropna=True)
-    return grouped.median()[grouped.size() >= MIN_GROUP]
-
-
 _NO_RUNS = pd.Index([], name="run")
 _NO_RATIOS = pd.Series(dtype=float)  # most_different of no candidates (read, never written)
 
 Group = tuple[list, list]  # one group's runs (ascending) and its per-run medians, as plain lists
 
 
-def _groups(medians: pd.Series) -> dict[object, dict[object, Group]]:
-    """The per-run medians of every group of :func:`_medians` (first level -> the levels between ->
-    (runs, medians)), split in one pass over the sorted index: a figure has thousands of groups,
-    most of them only counted (:func:`_candidates`), so none becomes a Series here."""
+def _grouped_medians(keys: list[np.ndarray], times: np.ndarray) -> dict[object, dict[object, Group]]:
+    """The per-run medians of ``times`` grouped by ``keys`` (the cell; the preceding cell, where
+    given; the run last), for the groups with at least MIN_GROUP samples, as first key -> second
+    key (None where not given) -> (runs, medians): ``groupby(keys, sort=True).median()``'s numbers
+    (``stats.per_run_medians``, one sort) with no MultiIndex made, in the groupby's order."""
     out: dict[object, dict[object, Group]] = {}
-    if not len(medians):
+    if not times.size:
         return out
-    index = medians.index
-    first = index.codes[0]
-    second = index.codes[1] if index.nlevels > 2 else np.zeros(len(medians), dtype=np.int8)
-    starts = np.flatnonzero(np.r_[True, (first[1:] != first[:-1]) | (second[1:] != second[:-1])])
+    codes, uniques = zip(*(pd.factorize(k, sort=True) for k in keys))
+    composite = np.zeros(times.size, dtype=np.int64)
+    for code, unique in zip(codes, uniques):
+        composite = composite * len(unique) + code
+    groups, medians = stats.per_run_medians(composite, times)
+    _, sizes = np.unique(composite, return_counts=True)
+    kept = sizes >= MIN_GROUP
+    groups, medians = groups[kept], medians[kept].tolist()
+    if not medians:
+        return out
+    parts = []
+    for unique in reversed(uniques):
+        groups, part = np.divmod(groups, len(unique))
+        parts.append(part)
+    run_codes, head_codes = parts[0], parts[-1]
+    sub_codes = parts[1] if len(keys) > 2 else np.zeros(len(medians), dtype=np.int64)
+    runs = np.asarray(uniques[-1])[run_codes].tolist()
+    heads, subs = np.asarray(uniques[0]).tolist(), np.asarray(uniques[1]).tolist() if len(keys) > 2 else [None]
+    starts = np.flatnonzero(np.r_[True, (head_codes[1:] != head_codes[:-1]) | (sub_codes[1:] != sub_codes[:-1])])
     stops = np.r_[starts[1:], len(medians)]
-    runs, values = index.get_level_values(-1).tolist(), medians.tolist()
-    heads = index.levels[0]
-    subs = index.levels[1] if index.nlevels > 2 else [None]
     for start, stop in zip(starts.tolist(), stops.tolist()):
-        out.setdefault(heads[first[start]], {})[subs[second[start]]] = (runs[start:stop], values[start:stop])
+        out.setdefault(heads[head_codes[start]], {})[subs[sub_codes[start]]] = (runs[start:stop], medians[start:stop])
     return out
 
 
@@ -202,12 +208,13 @@ def figure_carry(frame: pd.DataFrame) -> list[Carry]:
     """Every cell of one figure's results on one machine, in the order the file first has them."""
     cells = cell_names(frame)
     before = predecessors(frame, cells)
-    known = before.notna()
-    times, runs = frame["time_s"].astype(float)[known], frame["run"][known]
-    by_prev = _groups(_medians(times, [cells[known], before[known].astype(str), runs]))
+    known = before.notna().to_numpy()
+    times, runs = frame["time_s"].to_numpy(dtype=float)[known], frame["run"].to_numpy()[known]
+    mine, prev = cells.to_numpy(dtype=object)[known], before.to_numpy(dtype=object)[known].astype(str)
+    by_prev = _grouped_medians([mine, prev, runs], times)
     # after any other cell; after itself is by_prev's group of the cell itself (the same samples)
-    other = (before.ne(cells))[known]
-    by_others = _groups(_medians(times[other], [cells[known][other], runs[other]]))
+    other = prev != mine.astype(str)
+    by_others = _grouped_medians([mine[other], runs[other]], times[other])
     first = frame[["variant", "params", "boundary"]].drop_duplicates(["variant", "params"])
     lead = frame.groupby(cells)["lead_in"].agg(["min", "max"]) if "lead_in" in frame else None
     leads = dict(zip(lead.index, zip(lead["min"], lead["max"]))) if lead is not None else {}
