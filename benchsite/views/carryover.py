@@ -64,14 +64,17 @@ def predecessors(frame: pd.DataFrame, cells: pd.Series | None = None) -> pd.Seri
 
 
 def _from_seq(frame: pd.DataFrame, keys: list[str], cells: pd.Series | None) -> pd.Series:
-    """:func:`predecessors` from ``seq``: the previous sample in its run and process."""
-    cells = cell_names(frame) if cells is None else cells
-    # the three columns the order needs, not every column of the results sorted with them
-    ordered = frame[[*keys, "seq"]].assign(_cell=cells).sort_values([*keys, "seq"], kind="stable")
-    derived = ordered.groupby(keys, sort=False)["_cell"].shift(1)
-    derived[ordered["seq"].isna()] = None
-    derived = derived.reindex(frame.index).astype(object)
-    return derived.where(derived.notna(), None)
+    """:func:`predecessors` from ``seq``: the previous sample in its run and process (rows in
+    (run, process, seq) order, stably, a NaN ``seq`` last and with no predecessor), in numpy."""
+    cells = (cell_names(frame) if cells is None else cells).to_numpy(dtype=object)
+    runs, procs = frame[keys[0]].to_numpy(), frame[keys[1]].to_numpy()
+    seq = frame["seq"].to_numpy(dtype=float)
+    order = np.lexsort((seq, procs, runs))
+    same = np.r_[False, (runs[order][1:] == runs[order][:-1]) & (procs[order][1:] == procs[order][:-1])]
+    same &= ~np.isnan(seq[order])
+    derived = np.full(len(frame), None, dtype=object)
+    derived[order[same]] = cells[order[np.flatnonzero(same) - 1]]
+    return pd.Series(derived, index=frame.index, dtype=object)
 
 
 @dataclass(frozen=True)
