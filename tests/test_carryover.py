@@ -265,3 +265,13 @@ def test_the_carry_over_is_the_one_each_group_taken_on_its_own_gives_to_the_bit(
             compared += c.verdict is not None
             seq_path += "after" not in frame or not frame["after"].fillna("").astype(str).ne("").all()
     assert compared > 10 and seq_path  # cells were compared, and some from ``seq``
+
+
+def test_a_figure_with_no_samples_has_no_predecessors_and_no_cells():
+    """No rows (a frame filtered to nothing): no predecessors and no cells, from ``seq`` or from
+    ``after``, as the pandas version gave; not an error."""
+    empty = _runs(factor=1.0).iloc[:0]
+    for frame in (empty, _with_after(_runs(factor=1.0)).iloc[:0]):
+        got = carryover.predecessors(frame)
+        assert got.empty and got.dtype == object and got.index.equals(frame.index)
+        assert carryover.figure_carry(frame) == []

@@ -70,7 +70,9 @@ def _from_seq(frame: pd.DataFrame, keys: list[str], cells: pd.Series | None) -> 
     runs, procs = frame[keys[0]].to_numpy(), frame[keys[1]].to_numpy()
     seq = frame["seq"].to_numpy(dtype=float)
     order = np.lexsort((seq, procs, runs))
-    same = np.r_[False, (runs[order][1:] == runs[order][:-1]) & (procs[order][1:] == procs[order][:-1])]
+    runs, procs = runs[order], procs[order]
+    same = np.zeros(len(frame), dtype=bool)  # no rows: no row before the first (np.r_[False, ...] is one)
+    same[1:] = (runs[1:] == runs[:-1]) & (procs[1:] == procs[:-1])
     same &= ~np.isnan(seq[order])
     derived = np.full(len(frame), None, dtype=object)
     derived[order[same]] = cells[order[np.flatnonzero(same) - 1]]
