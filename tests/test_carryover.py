@@ -249,7 +249,7 @@ def test_the_carry_over_is_the_one_each_group_taken_on_its_own_gives_to_the_bit(
     samples and pairing them with ``stats.paired_runs``, on the committed results (both the
     ``after`` and the ``seq`` path) and on constructed runs."""
     frames = [*_committed_frames(every=5), _runs(factor=2.0), _with_after(_runs(factor=2.0, seed=7)),
-              _runs(factor=1.0, runs=stats.PAIRED_MIN_RUNS - 1)]
+              _runs(factor=1.0, runs=stats.PAIRED_MIN_RUNS - 1), _runs(factor=2.0, runs=stats.PAIRED_MIN_RUNS)]
     compared = seq_path = 0
     for frame in frames:
         assert carryover.predecessors(frame).fillna("-").equals(_reference_predecessors(frame).fillna("-"))
@@ -275,3 +275,16 @@ def test_a_figure_with_no_samples_has_no_predecessors_and_no_cells():
         got = carryover.predecessors(frame)
         assert got.empty and got.dtype == object and got.index.equals(frame.index)
         assert carryover.figure_carry(frame) == []
+
+
+def test_a_sample_with_no_seq_has_no_predecessor_and_precedes_none():
+    """A row whose ``seq`` is empty (and no ``after`` in its run) cannot be placed in its run: it
+    has no predecessor, and the other rows keep those they have without it."""
+    frame = _runs(factor=1.0, runs=3, rounds=4).astype({"seq": float})
+    unplaced = frame.index[frame["run"].eq(1)][[2, 5, 6]]
+    frame.loc[unplaced, "seq"] = np.nan
+    got = carryover.predecessors(frame)
+    assert got[unplaced].isna().all()
+    placed = frame.drop(unplaced)
+    assert got.drop(unplaced).fillna("-").equals(carryover.predecessors(placed).fillna("-"))
+    assert got.drop(unplaced).notna().sum() == len(placed) - 3  # each run's first sample alone
