@@ -329,7 +329,8 @@ def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
 def test_the_unpaired_rule_takes_each_sides_medians_as_on_its_own():
     """``_unpaired_decide`` takes both sides' medians and robust SDs in one call where the two have
     one shape (a session's runs against another's, the simulation's trials): the same numbers, to
-    the bit, as taking each side on its own, for one pair and for a stack of trials."""
+    the bit, as taking each side on its own, for one pair and for a stack of trials, and where one
+    side is float32."""
     def on_its_own(la, lb):
         u = (la[..., :, None] > lb[..., None, :]).sum(axis=(-1, -2))
         u_other = (la[..., :, None] < lb[..., None, :]).sum(axis=(-1, -2))
@@ -346,6 +347,8 @@ def test_the_unpaired_rule_takes_each_sides_medians_as_on_its_own():
     shapes = [((n,), (m,)) for n in range(1, 10) for m in range(1, 10)] + [((500, 6), (500, 6)), ((40, 9), (40, 9))]
     for shape_a, shape_b in shapes:
         for _ in range(20):
-            la, lb = rng.normal(0.0, 0.05, shape_a), rng.normal(0.02, 0.05, shape_b)
-            for got, want in zip(stats._unpaired_decide(la, lb), on_its_own(la, lb)):
-                assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype
+            xa, xb = rng.normal(0.0, 0.05, shape_a), rng.normal(0.02, 0.05, shape_b)
+            # and one side in float32 (each side's median in its own dtype, as on its own)
+            for la, lb in ((xa, xb), (xa.astype(np.float32), xb), (xa, xb.astype(np.float32))):
+                for got, want in zip(stats._unpaired_decide(la, lb), on_its_own(la, lb)):
+                    assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype

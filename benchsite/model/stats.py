@@ -289,7 +289,9 @@ def _unpaired_decide(la: np.ndarray, lb: np.ndarray) -> tuple[np.ndarray, ...]:
     n, m = la.shape[-1], lb.shape[-1]
     u = (la[..., :, None] > lb[..., None, :]).sum(axis=(-1, -2))
     u_other = (la[..., :, None] < lb[..., None, :]).sum(axis=(-1, -2))
-    if la.shape == lb.shape:  # both sides' medians in one call each (row by row, the same numbers)
+    # both sides' medians in one call each (row by row, the same numbers); np.stack would cast a
+    # float32 side to float64 and take its median there, so only sides of one dtype
+    if la.shape == lb.shape and la.dtype == lb.dtype:
         both = np.stack((la, lb))
         (med_a, med_b), (sd_a, sd_b) = np.median(both, axis=-1), robust_sd(both)
     else:
