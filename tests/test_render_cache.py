@@ -274,13 +274,15 @@ def test_the_site_markdown_of_a_scripts_code_is_kept_until_what_it_includes_chan
     assert len(calls) == 5  # never kept
 
 
-def test_the_site_markdown_of_a_scripts_code_that_reported_anything_is_not_kept(tmp_path, monkeypatch):
-    """A conversion that logged a warning (a snippet the extension could not read, say) is converted, and
-    warns, again on the next build, as a page that reported anything is never kept (a strict warm
-    build must fail where the cold one did)."""
+@pytest.mark.parametrize("logger", ["mkdocs.plugins.test", "MARKDOWN"])
+def test_the_site_markdown_of_a_scripts_code_that_reported_anything_is_not_kept(tmp_path, monkeypatch, logger):
+    """A conversion that logged a warning, under mkdocs or through Python-Markdown's own logger
+    (``MARKDOWN``: its block parser's), is converted, and warns, again on the next build, as a page
+    that reported anything is never kept (a strict warm build must fail where the cold one did).
+    Nothing is left listening on either logger afterwards."""
     import logging
 
-    from benchsite.build import plugin
+    from benchsite.build import plugin, sitesetup
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
@@ -294,7 +296,7 @@ def test_the_site_markdown_of_a_scripts_code_that_reported_anything_is_not_kept(
         def convert(self, text):
             calls.append(text)
             if warn[0]:
-                logging.getLogger("mkdocs.plugins.test").warning("could not read s.py")
+                logging.getLogger(logger).warning("could not read s.py")
             return "<pre>x = 1</pre>"
 
     code = '```python\n--8<-- "s.py"\n```\n'
@@ -305,6 +307,8 @@ def test_the_site_markdown_of_a_scripts_code_that_reported_anything_is_not_kept(
     for _ in range(2):
         plugin._site_markdown(Markdown(), "set-up", ["."], code)
     assert len(calls) == 3  # quiet: kept after the first
+    for name in ("mkdocs", "MARKDOWN"):
+        assert not [h for h in logging.getLogger(name).handlers if isinstance(h, sitesetup.Reports)]
 
 
 def test_a_snippet_under_another_base_path_is_kept_only_until_it_changes(tmp_path, monkeypatch):

@@ -188,6 +188,12 @@ def on_config(config):
     return config
 
 
+# Where a conversion's reports go: mkdocs' own, and Python-Markdown's (logging.getLogger("MARKDOWN"),
+# not under "mkdocs": printed by logging's last resort, never kept from a reader). pymdownx logs
+# nothing: it raises, or warns through warnings.warn (mkdocs' showwarning: mkdocs.__main__, info).
+MARKDOWN_LOGGERS = ("mkdocs", "MARKDOWN")
+
+
 def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: str) -> str:
     """``text`` through the site's Markdown (``Context.markdown``: a figure script's code, as snippet
     lines, for ``pages.code_html``), kept under the build cache by the text, the files its snippet
@@ -195,7 +201,7 @@ def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: st
     the site's set-up (``sitesetup.digest``: the Markdown extensions, the code version). A figure's
     chapter and its /bench page are often made in different workers, which each highlighted the
     script: 16 of the 29 twice in a cold build here. A conversion that reported anything
-    (``sitesetup.Reports``, as for a kept page) is not kept: it reports again on every build."""
+    (``sitesetup.Reports`` on ``MARKDOWN_LOGGERS``) is not kept: it reports again on every build."""
     included = render_cache.snippets(text, bases)
     if included is None:  # a snippet block: what it includes cannot be named from the text
         return md.reset().convert(text)
@@ -204,11 +210,13 @@ def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: st
     if isinstance(found, str):
         return found
     reports = sitesetup.Reports()
-    logging.getLogger("mkdocs").addHandler(reports)
+    for name in MARKDOWN_LOGGERS:
+        logging.getLogger(name).addHandler(reports)
     try:
         html = md.reset().convert(text)
     finally:
-        logging.getLogger("mkdocs").removeHandler(reports)
+        for name in MARKDOWN_LOGGERS:
+            logging.getLogger(name).removeHandler(reports)
     if not reports.count:
         cachefile.write(stored, html)
     return html
