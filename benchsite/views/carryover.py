@@ -152,9 +152,12 @@ def _grouped_medians(keys: list[np.ndarray], times: np.ndarray) -> dict[object, 
 def _per_run(groups: dict[object, dict[object, Group]], key: tuple) -> pd.Series:
     """The per-run medians of one group (``key``: the levels before the run), indexed by run."""
     found = groups.get(key[0], {}).get(key[1])
-    if found is None:
-        return pd.Series(dtype=float, index=_NO_RUNS)
-    return pd.Series(np.array(found[1], dtype=float), index=pd.Index(np.array(found[0]), name="run"), copy=False)
+    return pd.Series(dtype=float, index=_NO_RUNS) if found is None else _series(found)
+
+
+def _series(group: Group) -> pd.Series:
+    runs, medians = group
+    return pd.Series(np.array(medians, dtype=float), index=pd.Index(np.array(runs), name="run"), copy=False)
 
 
 def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
@@ -164,22 +167,22 @@ def _ratios(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 def _candidates(by_prev: dict[object, dict[object, Group]], cell: str) -> dict[str, pd.Series]:
     """Each other predecessor with PAIRED_MIN_RUNS runs to pair with the medians after the cell
-    itself: its per-run ratio (median after it / median after the cell itself), indexed by run, over
-    the runs both have (``stats.common_runs``' pairing: run order), in plain Python: a figure has
-    thousands of predecessors and few have the runs."""
+    itself (``stats.common_runs``): its per-run ratio (median after it / median after the cell
+    itself), indexed by run. A figure has thousands of predecessors and few have the runs: those
+    with too few runs of their own are passed over before any is paired."""
     groups = by_prev.get(cell, {})
     own = groups.get(cell)
     if own is None:
         return {}
-    after_self = dict(zip(*own))
+    after_self = _series(own)
     out = {}
-    for prev, (runs, medians) in groups.items():
-        if prev == cell or len(runs) < stats.PAIRED_MIN_RUNS:
+    for prev, group in groups.items():
+        if prev == cell or len(group[0]) < stats.PAIRED_MIN_RUNS:
             continue
-        common = [(run, m / after_self[run]) for run, m in zip(runs, medians) if run in after_self]
-        if len(common) >= stats.PAIRED_MIN_RUNS:
-            out[prev] = pd.Series([r for _, r in common], index=pd.Index([run for run, _ in common], name="run"),
-                                  dtype=float)
+        after_prev = _series(group)
+        runs, a, b = stats.common_runs(after_prev, after_self)
+        if runs.size >= stats.PAIRED_MIN_RUNS:
+            out[prev] = pd.Series(after_prev.to_numpy()[a] / after_self.to_numpy()[b], index=runs)
     return out
 
 
