@@ -314,3 +314,23 @@ def test_a_generated_page_that_reported_a_link_is_not_kept(report, kept, writer,
     write.render(one, "# One\n", "the-key")
     assert write.stored("the-key").is_file() is kept
 
+
+
+def test_reporting_counts_on_the_loggers_named_only_while_its_block_runs():
+    """``sitesetup.reporting``: mkdocs' logger when none is named; its handler is gone after the block,
+    also when the block raises (a kept page must not count what a later page reported)."""
+    before = {name: list(logging.getLogger(name).handlers) for name in ("mkdocs", "MARKDOWN")}
+    with sitesetup.reporting() as reports:
+        logging.getLogger("mkdocs.plugins.bench").warning("a damaged results file")
+        logging.getLogger("MARKDOWN").warning("not mkdocs' logger")
+    assert reports.count == 1
+    try:
+        with sitesetup.reporting("mkdocs", "MARKDOWN") as both:
+            logging.getLogger("MARKDOWN").warning("Python-Markdown's")
+            raise RuntimeError("the block failed")
+    except RuntimeError:
+        pass
+    assert both.count == 1
+    logging.getLogger("mkdocs").warning("after the block")
+    assert (reports.count, both.count) == (1, 1)
+    assert {name: list(logging.getLogger(name).handlers) for name in before} == before

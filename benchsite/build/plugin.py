@@ -209,14 +209,8 @@ def _site_markdown(md: markdown.Markdown, setup: str, bases: list[str], text: st
     found = cachefile.read(stored)
     if isinstance(found, str):
         return found
-    reports = sitesetup.Reports()
-    for name in MARKDOWN_LOGGERS:
-        logging.getLogger(name).addHandler(reports)
-    try:
+    with sitesetup.reporting(*MARKDOWN_LOGGERS) as reports:
         html = md.reset().convert(text)
-    finally:
-        for name in MARKDOWN_LOGGERS:
-            logging.getLogger(name).removeHandler(reports)
     if not reports.count:
         cachefile.write(stored, html)
     return html
@@ -503,13 +497,10 @@ def _expand(build: Build, config, markdown: str, src_uri: str, url: str, first_l
     if isinstance(found, dict) and _reads_hold(build, config, found.get("reads")):
         build.cache.restore(found["blocks"])
         return found["text"]
-    warnings, problems = sitesetup.Reports(), build.problems
+    problems = build.problems
     docs = Docs(Path(config["docs_dir"]))
-    logging.getLogger("mkdocs").addHandler(warnings)
-    try:
+    with sitesetup.reporting() as warnings:
         text = markers.expand(markdown, _context(build, config, src_uri, url, first_line, docs))
-    finally:
-        logging.getLogger("mkdocs").removeHandler(warnings)
     if not warnings.count and build.problems == problems:
         cachefile.write(stored, {"text": text, "blocks": build.cache.blocks_in(text), "reads": docs.reads})
         cachefile.write(_reads_record(state, src_uri), docs.reads)
@@ -713,17 +704,14 @@ class _Writer:
     def render(self, file: DirectPage, text: str, key: str | None) -> dict:
         """The page's body, its Markdown made from the model (``file.make``), kept under the build cache
         when nothing was reported while making it (a page with a problem is made, and reports it, every time)."""
-        warnings, problems = sitesetup.Reports(), self.build.problems
-        logging.getLogger("mkdocs").addHandler(warnings)
-        try:
+        problems = self.build.problems
+        with sitesetup.reporting() as warnings:
             ctx = _context(self.build, self.config, file.src_uri, file.url)
             expanded = markers.expand(text, ctx) if file.make is None else f"{text}{self.made(file, ctx)}\n"
             self.check_reads(file, ctx.docs.reads)
             self.processors.start(file)
             body = self.build.cache.fill(self.md.reset().convert(expanded),
                                          lambda target: get_relative_url(target, file.url or "."))
-        finally:
-            logging.getLogger("mkdocs").removeHandler(warnings)
         here = posixpath.dirname(file.src_uri)
         targets = sorted({posixpath.normpath(posixpath.join(here, t)) for t in LINK.findall(expanded)})
         title, anchor_ids, links_to_anchors = self.processors.found()

@@ -25,7 +25,6 @@ a notebook page's rendering by then, and that replacement is what gets kept)."""
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 from pathlib import Path
 
@@ -110,12 +109,9 @@ def _cached_render(page, render):
         found = cachefile.read(stored) if stored else None
         if isinstance(found, dict) and _restore(page, found, files):
             return
-        before, logged = dict(vars(page)), sitesetup.Reports()
-        logging.getLogger("mkdocs").addHandler(logged)
-        try:
+        before = dict(vars(page))
+        with sitesetup.reporting() as logged:
             render(config, files)
-        finally:
-            logging.getLogger("mkdocs").removeHandler(logged)
         changed = {k: v for k, v in vars(page).items() if k not in before or before[k] is not v}
         if stored and not logged.count and set(changed) <= KEPT:
             links = changed.get("links_to_anchors")

@@ -18,9 +18,11 @@ link, a missing anchor, a nav entry to a missing page).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchsite.core import cachefile
@@ -73,6 +75,20 @@ class Reports(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno >= logging.WARNING or record.name.startswith("mkdocs.structure"):
             self.count += 1
+
+
+@contextlib.contextmanager
+def reporting(*loggers: str) -> Iterator[Reports]:
+    """A :class:`Reports` on ``loggers`` (mkdocs' when none is named) while the block runs: what a
+    kept page, expansion or conversion must not have reported."""
+    reports, names = Reports(), loggers or ("mkdocs",)
+    for name in names:
+        logging.getLogger(name).addHandler(reports)
+    try:
+        yield reports
+    finally:
+        for name in names:
+            logging.getLogger(name).removeHandler(reports)
 
 
 # --- strict, whatever the log level ---------------------------------------------------------
