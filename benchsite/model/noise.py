@@ -179,8 +179,7 @@ def verdict_count(cat: Catalog, what: str, quoted: int, runs: int) -> Count:
     if what not in COUNTS:
         raise ValueError("needs what=paired, quoted, unpaired, machines, paired-false or unpaired-false")
     rule = what.removesuffix("-false") if what.endswith("-false") else None
-    facts = cat.site_facts()  # every pair's summary first: a pair that cannot be tabulated leaves the frames
-    counts = shown_of(facts.refs, facts.summaries)
+    counts = shown(cat)  # every pair's summary first: a pair that cannot be tabulated leaves the frames
     plain = {"paired": counts.paired, "quoted": quoted, "unpaired": counts.unpaired, "machines": counts.machines}
     if rule is None:
         return Count(what, plain[what])
