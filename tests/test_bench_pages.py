@@ -265,3 +265,28 @@ def test_every_chapter_title_is_the_one_mkdocs_front_matter_split_gives():
         text = path.read_text(encoding="utf-8")
         found = re.search(r"^#\s+(.+)$", meta.get_data(text)[0], flags=re.M)
         assert pages.chapter_title(text) == (found.group(1).strip() if found else None), path
+
+
+def test_the_ceilings_of_a_machine_are_made_once_for_all_its_figures_and_show_the_same(monkeypatch):
+    """Each figure that moves bytes sets its rows against its machine's ceilings (``pages.ceiling_section``):
+    the ceilings are made once per machine and build, and every section is what ``panel_section``
+    makes with ceilings of its own."""
+    from benchsite.core.urls import machine_path, site_link
+    from benchsite.views import roofline
+    from conftest import REFERENCE
+
+    cat = Catalog.build(REPO / "results", preferred=REFERENCE)
+    ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append, cache=BuildCache())
+    made = []
+    real = roofline.ceilings
+    monkeypatch.setattr(roofline, "ceilings", lambda frame: made.append(1) or real(frame))
+    tabs = [cat.table(fig_id, REFERENCE) for fig_id in sorted(cat.figures) if REFERENCE in cat.machines(fig_id)]
+    shown = {tab.fig.id: ctx.cache.fill(pages.ceiling_section(tab, ctx), lambda p: p) for tab in tabs}
+    assert sum(map(bool, shown.values())) >= 2 and len(made) == 1  # six figures on the reference today
+    peak = cat.frame(roofline.CEILING_FIGURE, REFERENCE)
+    for tab in tabs:
+        if shown[tab.fig.id]:
+            alone = roofline.panel_section(tab.frame, peak, list(tab.fig.group_by), f"{tab.fig.id} on {REFERENCE}",
+                                           site_link(machine_path(roofline.CEILING_FIGURE, REFERENCE)),
+                                           chart=tab.fig.id == roofline.CEILING_FIGURE, of_peak=real)
+            assert shown[tab.fig.id] == ctx.cache.fill(alone, lambda p: p), tab.fig.id

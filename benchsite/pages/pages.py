@@ -197,7 +197,9 @@ def ceiling_section(tab, ctx: Context) -> str:
                      cat.csv_digest(peak_id, machine) if has_peak else "-", peak_link, repr(fig.group_by)])
     return ctx.cache.stash(ctx.cache.block("ceiling", key, lambda: roofline.panel_section(
         tab.frame, cat.frame(peak_id, machine) if has_peak else None, list(fig.group_by),
-        f"{fig.id} on {machine}", peak_link, chart=fig.id == peak_id)))
+        f"{fig.id} on {machine}", peak_link, chart=fig.id == peak_id,
+        # Every figure on the machine that moves bytes is set against the same ceilings: made once.
+        of_peak=lambda peak: cat.memo(("ceilings", machine), lambda: roofline.ceilings(peak)))))
 
 
 # --- bench:index -------------------------------------------------------------------------

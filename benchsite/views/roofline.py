@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -643,15 +644,17 @@ def applies(frame: pd.DataFrame) -> bool:
 
 
 def panel_section(frame: pd.DataFrame, peak_frame: pd.DataFrame | None, keys: list[str], source: str,
-                  peak_link: str, chart: bool = False) -> str:
+                  peak_link: str, chart: bool = False,
+                  of_peak: Callable[[pd.DataFrame], Ceilings] | None = None) -> str:
     """The part of a figure's machine panel that sets its rows against the same machine's measured
     ceilings: the placed table (and, for the ceiling figure itself, the roofline chart); a note
-    where the machine has no ceilings measured; "" where the rows move no bytes."""
+    where the machine has no ceilings measured; "" where the rows move no bytes. ``of_peak`` gives
+    the ceilings of ``peak_frame`` (:func:`ceilings`; the build's, once per machine)."""
     if not applies(frame):
         return ""
     if peak_frame is None or peak_frame.empty:
         return str(render("roofline_section.html", missing=True, peak_link=peak_link, chart="", table=""))
-    c = ceilings(peak_frame)
+    c = of_peak(peak_frame) if of_peak is not None else ceilings(peak_frame)
     paired = same_runs(frame, peak_frame)
     points = placed(frame, c, keys, paired=paired)
     drawn = roofline_svg(points, c, source) if chart and any(p.flop_rate for p in points) else ""
