@@ -290,3 +290,24 @@ def test_the_ceilings_of_a_machine_are_made_once_for_all_its_figures_and_show_th
                                            site_link(machine_path(roofline.CEILING_FIGURE, REFERENCE)),
                                            chart=tab.fig.id == roofline.CEILING_FIGURE, of_peak=real)
             assert shown[tab.fig.id] == ctx.cache.fill(alone, lambda p: p), tab.fig.id
+
+
+def test_roofline_markers_on_one_machine_make_its_ceilings_once_and_say_what_they_said(monkeypatch):
+    """Every ``bench:roofline`` marker of a page shares the machine's ceilings with the panels
+    (``pages.roofline_ceilings``): made once per build, each marker's text as when made alone."""
+    from benchsite.views import roofline
+    from conftest import REFERENCE
+
+    shows = ["show=ceiling kind=memory", "show=ceiling kind=compute dtype=float32",
+             "show=intensity op=matmul n=64", "show=percent op=matmul n=64"]
+    texts = [f"<!-- bench:roofline fig-machine-peak {s} -->" for s in shows]
+
+    def expanded(cat, text):
+        return expand(text, Context(cat, "docs/x.md", lambda t: t, [].append, cache=BuildCache()))
+
+    alone = [expanded(Catalog.build(REPO / "results", preferred=REFERENCE), t) for t in texts]
+    made = []
+    real = roofline.ceilings
+    monkeypatch.setattr(roofline, "ceilings", lambda frame: made.append(1) or real(frame))
+    cat = Catalog.build(REPO / "results", preferred=REFERENCE)
+    assert [expanded(cat, t) for t in texts] == alone and len(made) == 1

@@ -7,6 +7,7 @@ blocks are left alone, so pages can show the syntax.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
@@ -518,8 +519,9 @@ def roofline_marker(args: list[str], ctx: Context) -> str:
     frame = ctx.catalog.frame(fig_id, machine)
     # The ceilings come from another figure on the same machine; without them, an error box.
     peak = ctx.catalog.frame(ceiling_id, machine) if opts.get("show", "chart") != "crossover" else None
-    return roofline.marker(opts, frame, peak,
-                           list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}", quotes.select)
+    return roofline.marker(opts, frame, peak, list(ctx.catalog.figures[fig_id].group_by), f"{fig_id} on {machine}",
+                           quotes.select, of_peak=functools.partial(pages.roofline_ceilings, ctx.catalog, ceiling_id,
+                                                                    machine))
 
 
 def _unclosed_claim(args: list[str], ctx: Context) -> str:

@@ -35,8 +35,11 @@ from benchsite.views import benchpage, render
 from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
 
-if TYPE_CHECKING:  # markers imports this module; the type is all we need from it
+if TYPE_CHECKING:  # types only: markers imports this module, and roofline is imported where it is used
+    import pandas as pd
+
     from benchsite.pages.markers import Context
+    from benchsite.views.roofline import Ceilings
 
 
 RUN_LINK = "Measure it on your own machine: [Run it on your hardware](../../run-it-yourself.md).\n\n"
@@ -198,8 +201,15 @@ def ceiling_section(tab, ctx: Context) -> str:
     return ctx.cache.stash(ctx.cache.block("ceiling", key, lambda: roofline.panel_section(
         tab.frame, cat.frame(peak_id, machine) if has_peak else None, list(fig.group_by),
         f"{fig.id} on {machine}", peak_link, chart=fig.id == peak_id,
-        # Every figure on the machine that moves bytes is set against the same ceilings: made once.
-        of_peak=lambda peak: cat.memo(("ceilings", machine), lambda: roofline.ceilings(peak)))))
+        of_peak=functools.partial(roofline_ceilings, cat, peak_id, machine))))
+
+
+def roofline_ceilings(cat: Catalog, peak_id: str, machine: str, peak: pd.DataFrame) -> Ceilings:
+    """``roofline.ceilings`` of ``peak`` (``cat.frame(peak_id, machine)``), made once per build: every
+    figure on the machine that moves bytes, and every ``bench:roofline`` marker, is set against them."""
+    from benchsite.views import roofline
+
+    return cat.memo(("ceilings", peak_id, machine), lambda: roofline.ceilings(peak))
 
 
 # --- bench:index -------------------------------------------------------------------------

@@ -586,9 +586,11 @@ SHOWS = ("chart", "table", "ceiling", "percent", "bound", "intensity", "crossove
 
 
 def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame | None,
-           keys: list[str], source: str, select) -> str:
+           keys: list[str], source: str, select,
+           of_peak: Callable[[pd.DataFrame], Ceilings] | None = None) -> str:
     """What ``<!-- bench:roofline fig-id show=... -->`` renders; ``select(frame, filters)``
-    filters rows the way ``bench:value`` does (every leftover ``key=value``)."""
+    filters rows the way ``bench:value`` does (every leftover ``key=value``); ``of_peak`` gives the
+    ceilings of ``peak_frame`` (:func:`ceilings`; the build's, once per machine)."""
     show = opts.pop("show", "chart")
     if show not in SHOWS:
         raise ValueError(f"unknown show={show} (known: {', '.join(SHOWS)})")
@@ -601,7 +603,7 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
         return _value(f"{title}: where {a} stops being slower than {b}", text)
     if peak_frame is None:
         raise ValueError("no fig-machine-peak results on this machine to take the ceilings from")
-    c = ceilings(peak_frame)
+    c = of_peak(peak_frame) if of_peak is not None else ceilings(peak_frame)
     if show == "ceiling":
         kind, dtype = opts.pop("kind", "compute"), opts.pop("dtype", "float32")
         if opts:
