@@ -14,6 +14,7 @@ from test_sessions import keep_as, rewrite
 
 from benchkit import archive
 from benchsite.core import urls
+from benchsite.views import session as session_view
 from conftest import REFERENCE, REPO, build_site
 
 STEM, FIG = "naive_vs_blocked", "fig-naive-vs-blocked"
@@ -201,7 +202,9 @@ def test_no_page_of_a_build_without_an_address_names_a_placeholder_or_a_made_up_
 def test_a_permalink_is_the_address_and_the_page_path_joined_once(site_url, expected):
     path = urls.session_path(FIG, REFERENCE, LATER)
     assert path == f"bench/{FIG}/{REFERENCE}/{LATER}/"  # below the site root, whatever its address
-    assert urls.absolute(site_url, path) == (expected + path if expected else "")
+    at = session_view.Where(lambda p: p, urls.public_base(site_url))  # as a page decides it, once
+    assert at.public(path) == (expected + path if expected else "")
+    assert session_view.address(at, path) == ((expected + path,) * 2 if expected else (path, f"<site address>/{path}"))
     assert urls.public_base("https://github.com/OWNER/jax-bench-honest") == ""
 
 

@@ -97,11 +97,3 @@ def public_base(address: str | None) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or PLACEHOLDER in address:
         return ""
     return "" if parts.hostname in _LOCAL_HOSTS else address.rstrip("/")
-
-
-def absolute(site_url: str | None, path: str) -> str:
-    """The public URL of the page at ``path`` below the site root (``session_path`` and the like):
-    the site's address and the path, joined once; ``""`` when the site has no public address.
-    ``make publish`` serves the site at its host's root, so the /bench section is ``<address>/bench/``."""
-    base = public_base(site_url)
-    return f"{base}/{path.lstrip('/')}" if base else ""

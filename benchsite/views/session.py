@@ -31,6 +31,12 @@ class Where:
     repo: str = ""
     role: str = ""
 
+    def public(self, path: str) -> str:
+        """The public URL of the page at ``path`` below the site root (``session_path`` and the like):
+        the site's address and the path, joined once; ``""`` when the site has no public address.
+        ``make publish`` serves the site at its host's root, so the /bench section is ``<address>/bench/``."""
+        return f"{self.site}/{path.lstrip('/')}" if self.site else ""
+
 
 def _spreads(s: Session) -> list[dict]:
     out = []
@@ -73,7 +79,7 @@ NO_ADDRESS = "<site address>"  # stands for the site's address in text to paste 
 def address(at: Where, path: str) -> tuple[str, str]:
     """(href, text to paste) of the page at ``path`` below the site root: its public URL, or
     without one (a local build) a link within this site and the path after ``<site address>``."""
-    url = urls.absolute(at.site, path)
+    url = at.public(path)
     return (url, url) if url else (at.link(path), f"{NO_ADDRESS}/{path}")
 
 
