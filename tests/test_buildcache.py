@@ -12,7 +12,7 @@ from benchsite.core import cachefile, urls
 from benchsite.model.catalog import CodeHash
 from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table
-from benchsite.views import render
+from benchsite.views import chart, render
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def setup(tmp_path, monkeypatch):
         calls.append(tab.machine)
         return f"<svg>{tab.frame['time_s'].sum()}</svg>"
 
-    monkeypatch.setattr(render, "panel_chart", fake_chart)
+    monkeypatch.setattr(chart, "table_chart", fake_chart)
     path = write_machine(tmp_path / "results", "cpu-a")
     yield demo_figure(tmp_path), path, calls
 
@@ -134,7 +134,7 @@ def test_a_chart_drawn_by_one_build_cache_is_read_back_by_another(tmp_path, monk
     tabs = [table_of(write_machine(tmp_path / "results", m, scale=s), fig) for m, s in (("cpu-a", 1), ("cpu-b", 2))]
     worker = BuildCache()
     drawn = [worker.fill(worker.chart_placeholder(t), str) for t in tabs]
-    monkeypatch.setattr(render, "panel_chart", lambda tab: pytest.fail("drawn twice"))
+    monkeypatch.setattr(chart, "table_chart", lambda tab: pytest.fail("drawn twice"))
     build = BuildCache()
     assert [build.fill(build.chart_placeholder(t), str) for t in tabs] == drawn and all("<svg" in d for d in drawn)
 

@@ -11,7 +11,6 @@ import pytest
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table
 from benchsite.views import chart
-from benchsite.views.render import panel_chart
 
 PANEL = re.compile(r"<svg class=\"bench-svg bench-panel\"(.*?)</svg>", re.S)
 UNIT = r"(s|ms|µs|ns)"
@@ -64,7 +63,7 @@ def test_panel_titles_match_their_data_whatever_the_row_order(tmp_path):
                  chapter="index.md", variants=("v",), group_by=("n",))
     data = [{"variant": "v", "run": r, "sample": 0, "boundary": "completed", "time_s": t * (1 + 0.01 * r), "p_n": n}
             for n, t in (("1024", 2.0), ("128", 3e-6)) for r in range(3)]  # n=1024 comes first
-    svg = panel_chart(Table.of(pd.DataFrame(data).assign(machine="m"), fig))
+    svg = chart.table_chart(Table.of(pd.DataFrame(data).assign(machine="m"), fig))
     small, large = panels_of(svg)
     assert "n=128" in texts(small) and "n=1024" in texts(large)  # numeric order of the table
     assert any(t.endswith("µs") for t in ticks(small)) and not any(t.endswith(" s") for t in ticks(small))
@@ -171,7 +170,7 @@ def test_variants_a_machine_did_not_measure_are_named_not_drawn_as_empty_columns
     assert tab.variants == ("float32", "float64") and tab.unmeasured == ("bfloat16",)
     head = re.findall(r"<th[^>]*>([^<]*)</th>", str(table(tab)))
     assert head == ["n", "float32", "float64"]
-    names = [t for t in texts(panels_of(panel_chart(tab))[0]) if t in fig.variants]
+    names = [t for t in texts(panels_of(chart.table_chart(tab))[0]) if t in fig.variants]
     assert names == ["float32", "float64"]
     # A table with no sample of any variant keeps them all (its cells say none was measured).
     empty = Table.of(pd.DataFrame(data).assign(machine="m", variant="other"), fig)

@@ -28,7 +28,7 @@ from benchsite.core import cachefile
 from benchsite.core.cachefile import cache_dir, store_bytes
 from benchsite.core.urls import SITE_LINK
 from benchsite.model.table import Table
-from benchsite.views import render
+from benchsite.views import chart, render
 
 # A chart, or a block of finished HTML (a machine's panel, a comparison, highlighted code), by key.
 PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
@@ -36,7 +36,7 @@ PLACEHOLDER = re.compile(r"<!--bench-(?:chart|html):([0-9a-f]{64})-->")
 
 def chart_key(tab: Table) -> str:
     """What a chart is drawn from, hashed: the arguments the drawing function gets
-    (``render.chart_input``: each row's label and its samples' ``render.CHART_COLUMNS``, the
+    (``chart.table_input``: each row's label and its samples' ``chart.COLUMNS``, the
     variants, the title), and the code (``cachefile.code_version``). Hashed once per table
     object: a chapter, the figure's page and the machine page each ask it of the same table."""
     memo = tab.__dict__  # a frozen dataclass: not through setattr (Table.metric keeps its own so)
@@ -46,13 +46,13 @@ def chart_key(tab: Table) -> str:
 
 
 def _chart_key(tab: Table) -> str:
-    """The table's whole frame in ``render.CHART_COLUMNS`` (and its index) hashed once, and each
+    """The table's whole frame in ``chart.COLUMNS`` (and its index) hashed once, and each
     row's label and the index of its samples: every row's samples in those columns follow from
-    them (``chart_input`` selects them so), without a frame made a row for each key."""
+    them (``table_input`` selects them so), without a frame made a row for each key."""
     digest = hashlib.sha256(cachefile.code_version().encode())
-    digest.update(repr((list(tab.variants), render.chart_title(tab))).encode())
+    digest.update(repr((list(tab.variants), chart.table_title(tab))).encode())
     frame = tab.frame
-    columns = list(render.CHART_COLUMNS)
+    columns = list(chart.COLUMNS)
     digest.update(repr((columns, [str(frame[c].dtype) for c in columns], len(frame))).encode())
     digest.update(_values(frame.index.to_numpy()))
     for column in columns:
@@ -112,7 +112,7 @@ class BuildCache:
     def chart_placeholder(self, tab: Table) -> str:
         """Makes (or finds) the chart now; the page carries only its key until :meth:`fill`."""
         key = chart_key(tab)
-        self._cached("chart", key, lambda: render.panel_chart(tab))
+        self._cached("chart", key, lambda: chart.table_chart(tab))
         return f"<!--bench-chart:{key}-->"
 
     def fill(self, html: str, link: Callable[[str], str]) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from benchsite.model import stats
+from benchsite.model.table import Table
 from benchsite.views import axes
 from benchsite.views.html import render
 
@@ -255,3 +256,23 @@ def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], ti
     legend = [{"run": str(r), "colour": PALETTE[j % len(PALETTE)]} for j, r in enumerate(runs)]
     return str(render("chart.html", title=title, panels=drawn, legend=legend, width=WIDTH, font=FONT,
                       title_font=TITLE_FONT, rotate=ROTATE))
+
+
+# --- the chart of a table model ------------------------------------------------------------
+
+COLUMNS = ("variant", "run", "sample", "boundary", "time_s")  # what a chart reads of each row's samples
+
+
+def table_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
+    """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
+    panels = [(row.label, row.samples[list(COLUMNS)]) for row in tab.rows]
+    return panels, list(tab.variants), table_title(tab)
+
+
+def table_title(tab: Table) -> str:
+    return f"{tab.fig.title} on {tab.machine}"
+
+
+def table_chart(tab: Table) -> str:
+    """The chart of every sample of one figure on one machine (a table model): inline SVG, one a panel."""
+    return sample_chart(*table_input(tab))

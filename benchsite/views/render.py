@@ -192,37 +192,20 @@ def _provenance(tab: Table) -> list[tuple[str, str]]:
     return rows
 
 
-CHART_COLUMNS = ("variant", "run", "sample", "boundary", "time_s")  # what a chart reads of each row's samples
-
-
-def chart_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
-    """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
-    panels = [(row.label, row.samples[list(CHART_COLUMNS)]) for row in tab.rows]
-    return panels, list(tab.variants), chart_title(tab)
-
-
-def chart_title(tab: Table) -> str:
-    return f"{tab.fig.title} on {tab.machine}"
-
-
-def panel_chart(tab: Table) -> str:
-    """The chart of every sample of one figure on one machine: inline SVG, one a panel."""
-    return chart.sample_chart(*chart_input(tab))
-
-
 def machine_panel(tab: Table, csv_url: str, rule_url: str, svg: str | None = None, ceiling: str = "") -> Markup:
     """Everything for one machine: meta, tables, spread, chart, the rows against the machine's
     ceilings (``ceiling``, finished HTML from ``roofline.panel_section``), provenance; the
     spread's verdicts link the rule at ``rule_url``.
 
-    ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts)."""
-    svg = svg if svg is not None else panel_chart(tab)
+    ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts);
+    else it is drawn (``chart.table_chart``) after the rest is written."""
     metric_tables = [{"label": metrics.get(m).label, "table": table(tab, m)} for m in tab.fig.extra.get("metrics", ())]
     meta = _meta(tab.frame) | {"unmeasured": tab.unmeasured}
-    return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=meta,
-                  table=table(tab), metric_tables=metric_tables, spread=spread_text(tab, rule_url),
-                  warm=_warm_compiles(tab.frame), chart=Markup(svg), csv_url=csv_url, provenance=_provenance(tab),
-                  ceiling=Markup(ceiling))
+    written = {"table": table(tab), "spread": spread_text(tab, rule_url), "warm": _warm_compiles(tab.frame),
+               "provenance": _provenance(tab)}
+    svg = svg if svg is not None else chart.table_chart(tab)
+    return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=meta, metric_tables=metric_tables,
+                  chart=Markup(svg), csv_url=csv_url, ceiling=Markup(ceiling), **written)
 
 
 def tab_id(fig_id: str, machine: str) -> str:
