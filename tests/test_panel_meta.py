@@ -13,16 +13,26 @@ from benchkit.layout import discover
 from benchkit.schema import figure_id_for
 from benchsite.model import load
 from benchsite.model.figures import all_figures
+from benchsite.model.table import distinct_texts
 from benchsite.views import fmt, render
 from conftest import REPO
+
+
+def _texts(frame: pd.DataFrame) -> dict[str, set[str]]:
+    """What a panel asks of its table (``Table.texts``): the distinct texts of the columns it lists."""
+    return {col: distinct_texts(frame[col]) for col in render.TEXT_COLUMNS}
+
+
+def _distinct(frame: pd.DataFrame, col: str) -> str:
+    return render._distinct(_texts(frame), col)
 
 
 def _old_meta(frame: pd.DataFrame) -> dict:
     first = frame.iloc[0]
     per_run = frame.groupby(["run", "variant", "params"], dropna=False).size()
     return {"machine": first["machine"], "platform": first["platform"], "device_kind": first["device_kind"],
-            "jax": render._distinct(frame, "jax_version"), "date": render._distinct(frame, "timestamp_utc")[:10],
-            "boundary": render._distinct(frame, "boundary"), "runs": frame["run"].nunique(),
+            "jax": _distinct(frame, "jax_version"), "date": _distinct(frame, "timestamp_utc")[:10],
+            "boundary": _distinct(frame, "boundary"), "runs": frame["run"].nunique(),
             "processes": int(frame["process_count"].max()) if "process_count" in frame else 1,
             "samples": fmt.count_span(int(per_run.min()), int(per_run.max()), "sample")}
 
@@ -30,7 +40,7 @@ def _old_meta(frame: pd.DataFrame) -> dict:
 def _old_by_run(frame: pd.DataFrame, col: str) -> str:
     values = frame.groupby("run")[col].first()
     if values.nunique(dropna=False) <= 1:
-        return render._distinct(frame, col)
+        return _distinct(frame, col)
     return "by run: " + ", ".join("—" if v != v else str(v) for v in values)
 
 
@@ -59,6 +69,7 @@ def _edited(frame: pd.DataFrame) -> list[pd.DataFrame]:
 @pytest.mark.parametrize("name,frame", list(_frames()), ids=lambda v: v if isinstance(v, str) else "")
 def test_the_meta_and_per_run_fields_are_what_pandas_grouping_gave(name, frame):
     for f in [frame, *_edited(frame)]:
-        assert render._meta(f) == _old_meta(f)
+        texts = _texts(f)
+        assert render._meta(f, texts) == _old_meta(f)
         for col in render.PER_RUN_FIELDS:
-            assert render._by_run(f, col) == _old_by_run(f, col)
+            assert render._by_run(f, texts, col) == _old_by_run(f, col)

@@ -10,6 +10,7 @@ import pytest
 
 from benchsite.build import notebook_page
 from benchsite.build.buildcache import BuildCache
+from benchsite.model.table import distinct_texts
 from benchsite.views import fmt, render, walltime
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,9 +29,14 @@ def _panel_frame(samples_per_run: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _meta(frame: pd.DataFrame) -> dict:
+    texts = {col: distinct_texts(frame[col]) for col in ("jax_version", "timestamp_utc", "boundary")}  # Table.texts
+    return render._meta(frame, texts)
+
+
 def test_the_panel_meta_line_says_10_samples_not_10_to_10():
-    assert render._meta(_panel_frame([10, 10, 10]))["samples"] == "10 samples"
-    assert render._meta(_panel_frame([3, 10]))["samples"] == "3–10 samples"
+    assert _meta(_panel_frame([10, 10, 10]))["samples"] == "10 samples"
+    assert _meta(_panel_frame([3, 10]))["samples"] == "3–10 samples"
     template = (REPO / "benchsite/views/templates/panel.html").read_text()
     assert "{{ meta.samples }} samples" not in template and "sample(s)" not in template
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -178,6 +178,11 @@ class Table:
         if name not in made:
             made[name] = tuple(metrics.by_row_and_variant([r.samples for r in self.rows], name))
         return made[name]
+
+    def texts(self, columns: Iterable[str]) -> dict[str, set[str]]:
+        """The distinct values of each of ``columns`` as text (:func:`distinct_texts`), asked at once:
+        what a panel's meta line and provenance list."""
+        return {col: distinct_texts(self.frame[col]) for col in columns}
 
     def same(self, margin: float) -> tuple[stats.Equivalence | None, ...]:
         """Per row, in order: the equivalence rule on the ratio pair's run medians, run by run, at

@@ -21,7 +21,7 @@ from pygments.util import ClassNotFound
 from benchsite.core.urls import machine_slug
 from benchsite.model import metrics, outliers, stats
 from benchsite.model.figures import Figure, Recorded
-from benchsite.model.table import Table, distinct_texts
+from benchsite.model.table import Table
 from benchsite.views import chart, fmt, quantities
 from benchsite.views.html import render
 
@@ -110,22 +110,22 @@ def value(text: str, title: str, href: str | None = None) -> Markup:
 _TEMP_DIR = re.compile(r"(/tmp|/var/folders/[^\s,:]+)/[^\s,:/]+")  # a per-run scratch folder's random name
 
 
-def _distinct(frame: pd.DataFrame, col: str) -> str:
-    # unique() first: str() on every one of thousands of rows dominated a panel's time. A scratch
-    # folder's random name (one per run) says nothing and would list every run: shown as <tmp>.
-    values = sorted({_TEMP_DIR.sub("<tmp>", v) for v in distinct_texts(frame[col])})
+def _distinct(texts: dict[str, set[str]], col: str) -> str:
+    # A scratch folder's random name (one per run) says nothing and would list every run: shown as <tmp>.
+    values = sorted({_TEMP_DIR.sub("<tmp>", v) for v in texts[col]})
     return ", ".join(values) or "—"
 
 
-def _meta(frame: pd.DataFrame) -> dict:
-    """What a reader from a review link needs first: on what, when, how, how many."""
+def _meta(frame: pd.DataFrame, texts: dict[str, set[str]]) -> dict:
+    """What a reader from a review link needs first: on what, when, how, how many (``texts``: the
+    distinct texts of :data:`TEXT_COLUMNS`, ``Table.texts``)."""
     params = frame["params"].to_numpy()  # may be empty: every empty cell one group, as groupby(dropna=False)
     params = np.where(pd.isna(params), None, params).tolist() if pd.isna(params).any() else params.tolist()
     per_run = Counter(zip(frame["run"].tolist(), frame["variant"].tolist(), params)).values()  # samples a cell
     return {"machine": frame["machine"].iat[0], "platform": frame["platform"].iat[0],
             "device_kind": frame["device_kind"].iat[0],
-            "jax": _distinct(frame, "jax_version"), "date": _distinct(frame, "timestamp_utc")[:10],
-            "boundary": _distinct(frame, "boundary"), "runs": frame["run"].nunique(),
+            "jax": _distinct(texts, "jax_version"), "date": _distinct(texts, "timestamp_utc")[:10],
+            "boundary": _distinct(texts, "boundary"), "runs": frame["run"].nunique(),
             "processes": int(frame["process_count"].max()) if "process_count" in frame else 1,
             "samples": fmt.count_span(int(min(per_run)), int(max(per_run)), "sample")}
 
@@ -134,10 +134,10 @@ def _meta(frame: pd.DataFrame) -> dict:
 PER_RUN_FIELDS = frozenset({"load_avg_1m", "order_seed", "cpu_mhz"})
 
 
-def _by_run(frame: pd.DataFrame, col: str) -> str:
+def _by_run(frame: pd.DataFrame, texts: dict[str, set[str]], col: str) -> str:
     values = _first_by_run(frame, col)
     if len({None if v is None or v != v else v for v in values}) <= 1:  # nunique(dropna=False)
-        return _distinct(frame, col)
+        return _distinct(texts, col)
     return "by run: " + ", ".join("—" if v is None or v != v else str(v) for v in values)
 
 
@@ -182,9 +182,13 @@ def recorded_state(rec) -> str:
     return f"made by {rec.made_by}: its code is the recorded source of each version, not checked against bench_scripts/"
 
 
-def _provenance(tab: Table) -> list[tuple[str, str]]:
+# The columns whose distinct values a panel lists (its meta line, its provenance), asked of its table at once.
+TEXT_COLUMNS = tuple(dict.fromkeys(["jax_version", "timestamp_utc", "boundary", *(c for c, _ in PROVENANCE_FIELDS)]))
+
+
+def _provenance(tab: Table, texts: dict[str, set[str]]) -> list[tuple[str, str]]:
     frame = tab.frame
-    rows = [(label, _by_run(frame, col) if col in PER_RUN_FIELDS else _distinct(frame, col))
+    rows = [(label, _by_run(frame, texts, col) if col in PER_RUN_FIELDS else _distinct(texts, col))
             for col, label in PROVENANCE_FIELDS]
     rows.append(("runs × samples", f"{frame['run'].nunique()} runs, {len(frame)} samples in all"))
     rows.append(("code today", recorded_state(tab.fig.compare) if tab.fig.compare is not None else
@@ -200,9 +204,10 @@ def machine_panel(tab: Table, csv_url: str, rule_url: str, svg: str | None = Non
     ``svg`` is the chart (or its placeholder) when the caller already has it (the build caches charts);
     else it is drawn (``chart.table_chart``) after the rest is written."""
     metric_tables = [{"label": metrics.get(m).label, "table": table(tab, m)} for m in tab.fig.extra.get("metrics", ())]
-    meta = _meta(tab.frame) | {"unmeasured": tab.unmeasured}
+    texts = tab.texts(TEXT_COLUMNS)
+    meta = _meta(tab.frame, texts) | {"unmeasured": tab.unmeasured}
     written = {"table": table(tab), "spread": spread_text(tab, rule_url), "warm": _warm_compiles(tab.frame),
-               "provenance": _provenance(tab)}
+               "provenance": _provenance(tab, texts)}
     svg = svg if svg is not None else chart.table_chart(tab)
     return render("panel.html", stale=tab.stale.replace(" changed since", ""), meta=meta, metric_tables=metric_tables,
                   chart=Markup(svg), csv_url=csv_url, ceiling=Markup(ceiling), **written)
