@@ -108,6 +108,24 @@ def test_the_latest_session_without_the_history_is_the_historys_latest(committed
         assert sessions.latest(fresh, fig_id, machine) is whole
 
 
+def test_a_pages_sessions_are_made_from_the_catalogs_one_call_and_shared_with_history(committed):
+    """A figure page's sessions come from what ``Catalog.page_facts`` read (the kept sessions' texts,
+    read once per build) and are the very History that ``sessions.history`` then returns: one made
+    per figure and machine, whichever asks first."""
+    from benchsite.model import pagefacts
+
+    fresh = Catalog.build(committed.results, bench_dir=committed.bench_dir)
+    for fig_id in sorted({f for f, _ in fresh.frames}):
+        found = fresh.page_facts(fig_id, None, 6)
+        for machine, texts in found.texts.items():
+            assert fresh.session_texts(fig_id, machine) is texts  # read once, in the page's one call
+        facts = pagefacts.gather(fresh, fig_id, None, 6)
+        for m in facts.machines:
+            if m.history is not None:
+                assert sessions.history(fresh, fig_id, m.name) is m.history
+                assert m.history.sessions and m.history.latest is not None
+
+
 def test_a_session_is_typed_as_its_results_file(committed):
     """The one validator types a column of a kept or compacted session as it types the same column
     of a results file: a session's table reads the frame a results file's table reads."""

@@ -474,7 +474,14 @@ class Catalog:
 
     def session_texts(self, fig_id: str, machine: str) -> SessionTexts:
         """The kept sessions of a figure on a machine as text, for ``sessions.py`` to judge
-        (:func:`read_kept`); the latest, the results file's, ``sessions.py`` makes from its frame."""
+        (:func:`read_kept`), read once per build; the latest, the results file's, ``sessions.py``
+        makes from its frame."""
+        found = self._memo.get(("session-texts", fig_id, machine))
+        if found is None:
+            found = self._memo[("session-texts", fig_id, machine)] = self._read_texts(fig_id, machine)
+        return found
+
+    def _read_texts(self, fig_id: str, machine: str) -> SessionTexts:
         fig = self.figures[fig_id]
         kept, errors = [], {}
         for sid, (summary, runs) in sorted(self.kept_files().get((machine, fig.stem), {}).items()):
@@ -566,14 +573,15 @@ class Catalog:
 
     def page_facts(self, fig_id: str, machine: str | None, max_tabs: int) -> PairFacts:
         """What a figure's page (``machine`` None) or its page on ``machine`` shows of this catalog, in
-        one call and as plain values (``model/pagefacts.py`` adds the sessions): the reference machine,
-        today's script hash, and per machine its state, its summary (the figure page), its table model
-        where its panel is shown (past ``max_tabs`` machines the reference's alone) or where a
-        comparison's verdicts are read, its results file's digest and the commit that holds it.
+        one call and as plain values (``model/pagefacts.py`` makes the sessions and cells from them): the
+        reference machine, today's script hash, and per machine its state, its summary (the figure
+        page), its table model where its panel is shown (past ``max_tabs`` machines the reference's
+        alone) or where a comparison's verdicts are read, its results file's digest and the commit that
+        holds it, and the texts of its kept sessions where its panel is shown and it has no problem.
         The catalog's own lookups first; then the summaries and table models (each made once per build
         and kept under the build cache by its results file's digest and today's code hashes:
-        ``staleness``, ``cachefile``, ``table``), the digests, and the commits that hold the files
-        (``gitdata``). It calls no code of its caller's."""
+        ``staleness``, ``cachefile``, ``table``), the digests, the commits that hold the files
+        (``gitdata``) and the kept sessions' texts. It calls no code of its caller's."""
         fig = self.figures[fig_id]
         ref = self.reference(fig_id)
         names = self.machines(fig_id) if machine is None else [machine]
@@ -605,9 +613,10 @@ class Catalog:
         shown = [m for m in panels if m in tables]
         digests = {m: keys[(fig_id, m)][3] for m in shown}
         committed = {m: committed[m] for m in shown}
+        texts = {m: self.session_texts(fig_id, m) for m in panels if not problems[m]}
         now = self.current_sha(fig_id).script
         return PairFacts(ref, now, names, roles, valid, problems, errors, summaries, panels,
-                         tables, failed, digests, committed)
+                         tables, failed, digests, committed, texts)
 
 
 @dataclass(frozen=True)
@@ -650,6 +659,7 @@ class PairFacts:
     failed: dict[str, str]  # a panel's machine -> why its table cannot be made (file:line)
     digests: dict[str, str]  # a shown panel's results file's sha256
     committed: dict[str, tuple[str, str] | None]  # (path, commit) of a shown panel's results file as committed
+    texts: dict[str, SessionTexts]  # a panel's machine with no problem -> its kept sessions' texts
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ steps of the history the page shows; and the figure's reference machine and toda
 the chapter, and ``views/benchpage.py`` renders the page.
 
 One way down: the catalog's facts in one call (:meth:`Catalog.page_facts`: its own lookups, then
-today's code hash, the results files' digests, the table models and the commits that hold the
-files), then the sessions (``sessions.history``, through the catalog's session texts), then the cells
-(``model/cells.py``: the machines against the reference, the consecutive sessions). Nothing here calls back.
+today's code hash, the results files' digests, the table models, the commits that hold the files and
+the kept sessions' texts), then the sessions made from those (``sessions.of_texts``, which asks the
+catalog nothing more), then the cells (``model/cells.py``: the machines against the reference, the
+consecutive sessions). Nothing here calls back.
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ def gather(cat: Catalog, fig_id: str, machine: str | None, max_tabs: int) -> Pag
             verdicts[m] = [(row, eq, tab.runs) for row, eq in zip(tab.rows, tab.same(fig.compare.margin))]
     sides = ({m for m in found.names if comparisons.side_file(cat.results, m, fig.stem).is_file()}
              if fig.compare is not None else set())
-    hists = {m: sessions.history(cat, fig_id, m) for m in found.panels if not found.problems[m]}
+    # The sessions of each machine whose panel is shown (and has no problem), from what the catalog read:
+    # the latest from its results file (by the digest its table was kept by), the kept ones from their texts.
+    hists = {m: sessions.of_texts(cat.derived, cat.frames, fig, m, found.digests.get(m, ""), texts)
+             for m, texts in found.texts.items()}
     ref = found.ref
     # The cells a page compares: each valid machine against the reference (a machine page: its own,
     # when the figure has a reference), and the steps of the history the page shows.

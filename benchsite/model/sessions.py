@@ -20,6 +20,7 @@ file and every other session are not affected.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,7 @@ import pandas as pd
 
 from benchsite.core.cachefile import cached
 from benchsite.model import session_files, stats
-from benchsite.model.catalog import Catalog
+from benchsite.model.catalog import Catalog, SessionTexts
 from benchsite.model.figures import Figure
 from benchsite.model.table import Table, distinct_texts, run_days
 
@@ -121,18 +122,28 @@ class History:
 
 
 def history(cat: Catalog, fig_id: str, machine: str) -> History:
-    """Every session of ``fig_id`` on ``machine``, computed once per build (``Catalog.derived``).
-    The latest (the results file's) is made from the frame the loader validated
-    (``session_files.from_results``), kept under the build cache by the file's digest; each kept one
-    from its files' texts (:meth:`Catalog.session_texts`), kept by those texts, else parsed by
-    ``session_files.parse``, which refuses a damaged one with ``file:line``."""
-    memo = ("history", fig_id, machine)
-    done = cat.derived.get(memo)
+    """Every session of ``fig_id`` on ``machine``, computed once per build (``Catalog.derived``), from
+    what the catalog has of it (:func:`of_texts`): the results file's frame and digest, and the kept
+    sessions' texts (:meth:`Catalog.session_texts`)."""
+    done = cat.derived.get(("history", fig_id, machine))
     if done is not None:
         return done
-    fig = cat.figures[fig_id]
-    found = _latest(cat, fig, machine)
     texts = cat.session_texts(fig_id, machine)
+    digest = cat.csv_digest(fig_id, machine) if (fig_id, machine) in cat.frames else ""
+    return of_texts(cat.derived, cat.frames, cat.figures[fig_id], machine, digest, texts)
+
+
+def of_texts(memo: dict, frames: Mapping, fig: Figure, machine: str, digest: str, texts: SessionTexts) -> History:
+    """Every session of ``fig`` on ``machine``, once per build (``memo``: ``Catalog.derived``, shared
+    with :func:`history`), from what the catalog has read: the latest (the results file's) made from
+    the frame the loader validated (in ``frames``, ``Catalog.frames``: read only where the build cache
+    lacks it; ``session_files.from_results``), kept under the build cache by the file's ``digest``;
+    each kept one from its files' ``texts`` (``Catalog.session_texts``), kept by those texts, else
+    parsed by ``session_files.parse``, which refuses a damaged one with ``file:line``."""
+    made = memo.get(("history", fig.id, machine))
+    if made is not None:
+        return made
+    found = _latest(frames, fig, machine, digest)
     # A kept session the results file holds too (archived once already, e.g. by a failed rerun) is
     # the results file's.
     errors = {sid: why for sid, why in texts.errors.items() if sid not in found}
@@ -146,7 +157,7 @@ def history(cat: Catalog, fig_id: str, machine: str) -> History:
                 False, key))  # noqa: B023
         except ValueError as err:  # SessionError included
             errors[sid] = str(err) if isinstance(err, SessionError) else f"{where[0]}:1: {err}"
-    done = cat.derived[memo] = History(tuple(found[s] for s in sorted(found)), errors)
+    done = memo[("history", fig.id, machine)] = History(tuple(found[s] for s in sorted(found)), errors)
     return done
 
 
@@ -157,7 +168,8 @@ def latest(cat: Catalog, fig_id: str, machine: str) -> Session | None:
     done = cat.derived.get(("history", fig_id, machine))
     if done is not None:
         return done.latest
-    found = _latest(cat, cat.figures[fig_id], machine)
+    digest = cat.csv_digest(fig_id, machine) if (fig_id, machine) in cat.frames else ""
+    found = _latest(cat.frames, cat.figures[fig_id], machine, digest)
     return found[max(found)] if found else None
 
 
@@ -165,17 +177,17 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _latest(cat: Catalog, fig: Figure, machine: str) -> dict[str, Session]:
+def _latest(frames: Mapping, fig: Figure, machine: str, digest: str) -> dict[str, Session]:
     """The sessions the results file holds (one, as make bench writes it), kept under the build cache
-    by the file's digest: a warm build reads them back without the file's frame."""
-    if (fig.id, machine) not in cat.frames:
+    by the file's ``digest``: a warm build reads them back without the file's frame (in ``frames``)."""
+    if (fig.id, machine) not in frames:
         return {}
-    key = _digest(cat.csv_digest(fig.id, machine), repr(fig), machine, "latest")
+    key = _digest(digest, repr(fig), machine, "latest")
 
     def made() -> dict[str, Session]:
-        frames = session_files.from_results(cat.frames[(fig.id, machine)])
+        by_session = session_files.from_results(frames[(fig.id, machine)])
         return {sid: Session(sid, fig.id, machine, Table.of(frame, fig), True, _digest(key, sid))
-                for sid, frame in frames.items()}
+                for sid, frame in by_session.items()}
     return dict(cached("latest-sessions", key, made))
 
 
