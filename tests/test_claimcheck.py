@@ -13,6 +13,7 @@ from benchsite.model.load import ResultFile, load
 from benchsite.model.table import Table
 from benchsite.pages import claimcheck
 from benchsite.views import claims
+from conftest import committed_catalog
 
 
 def demo_table(tmp_path, slow_run0: float = 1.0, runs: int = 3) -> Table:
@@ -123,7 +124,7 @@ def test_every_claim_is_borne_out_by_every_run_of_the_reference():
     from benchsite.model.claim_syntax import parse, split
 
     declared = claimcheck.declared_machine()
-    cat = Catalog.build(claimcheck.REPO / "results", preferred=declared, declared=declared)
+    cat = committed_catalog(preferred=declared, declared=declared)
     weak = []
     for c in claimcheck.check(cat, None, list(claimcheck.found_claims(claimcheck.DOCS, claimcheck.scripts(cat)))):
         assert c.state in ("true", "expected"), (c.found.where, c.measured)

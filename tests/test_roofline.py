@@ -290,10 +290,9 @@ def test_placing_workloads_gives_the_numbers_pandas_gave():
     replaced, on every committed figure with bytes moved against its machine's ceilings, paired and not,
     and on synthetic runs with holes (a run without FLOPs, ceilings missing a run or with a NaN, a
     workload with no FLOPs at all, an even number of samples a run)."""
-    from benchsite.model.catalog import Catalog
-    from conftest import REPO
+    from conftest import committed_catalog
 
-    cat = Catalog.build(REPO / "results")
+    cat = committed_catalog()
     checked = 0
     for fig_id, machine in sorted(cat.frames):
         frame = cat.frames[(fig_id, machine)]

@@ -17,9 +17,9 @@ import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
 from benchkit import archive
 from benchkit.schema import V3_MISSING
-from benchsite.model import catalog, sessions, stats
+from benchsite.model import sessions, stats
 from benchsite.model.catalog import Catalog
-from conftest import REFERENCE, REPO
+from conftest import REFERENCE, REPO, committed_catalog
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 
@@ -59,9 +59,30 @@ def keep_as(path, results, session, scratch, **change):
 
 # --- compaction on the committed data ------------------------------------------------------
 
+def test_the_committed_catalog_is_what_catalog_build_makes():
+    """conftest.committed_catalog (the committed files validated once a process) gives what
+    Catalog.build gives, to the bit: the same figures, errors, orphans, frames in the same order,
+    nothing made yet; and a test that changes a frame changes no other call's."""
+    want = Catalog.build(REPO / "results", preferred=REFERENCE, declared=REFERENCE)
+    got = committed_catalog(preferred=REFERENCE, declared=REFERENCE)
+    fields = ("results", "figures", "errors", "orphans", "preferred", "declared", "bench_dir", "disk", "cache", "_memo")
+    assert [getattr(got, f) for f in fields] == [getattr(want, f) for f in fields]
+    assert list(got.frames) == list(want.frames) and len(want.frames) > 20
+    for key in want.frames:
+        pd.testing.assert_frame_equal(got.frames[key], want.frames[key], check_exact=True, obj=str(key))
+        assert list(got.frames[key].dtypes.astype(str)) == list(want.frames[key].dtypes.astype(str)), key
+    key = next(iter(want.frames))
+    got.frames[key]["time_s"] *= 2
+    got.frames[next(k for k in want.frames if k != key)] = want.frames[key]
+    again = committed_catalog()
+    assert again.preferred is None and again.declared is None
+    for k in want.frames:
+        pd.testing.assert_frame_equal(again.frames[k], want.frames[k], check_exact=True, obj=str(k))
+
+
 @pytest.fixture(scope="module")
 def committed():
-    return Catalog.build(REPO / "results", preferred=REFERENCE)
+    return committed_catalog(preferred=REFERENCE)
 
 
 def test_summaries_equal_what_the_table_model_computes_from_the_raw_file(committed):
@@ -95,9 +116,7 @@ def test_the_latest_session_without_the_history_is_the_historys_latest(committed
     """``sessions.latest`` (a page's header: which session it quotes) reads no kept session, and
     names the session ``history(...).latest`` does, on every committed pair, before and after the
     history is made."""
-    from benchsite.model.catalog import Catalog
-
-    fresh = Catalog.build(committed.results, bench_dir=committed.bench_dir)
+    fresh = committed_catalog()
     for fig_id, machine in sorted(fresh.frames):
         alone = sessions.latest(fresh, fig_id, machine)
         assert ("history", fig_id, machine) not in fresh.derived  # no history was made for it
@@ -260,7 +279,7 @@ def test_the_history_reads_no_text_of_the_latest_session(tmp_path, monkeypatch):
     parsed = []
     real = session_files.parse
     monkeypatch.setattr(session_files, "parse", lambda *a: parsed.append(a[5]) or real(*a))
-    cat = catalog.Catalog.build(REPO / "results")
+    cat = committed_catalog()
     fig_id, machine = next((f, m) for f, m in sorted(cat.frames) if cat.kept(m, cat.figures[f].stem))
     hist = sessions.history(cat, fig_id, machine)
     assert hist.latest is not None and hist.latest.id not in parsed

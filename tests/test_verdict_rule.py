@@ -278,10 +278,9 @@ def test_at_the_noise_measured_in_the_committed_results_the_rates_stay_bounded()
     """The page publishes the rates at the reference machine's own noise (benchsite/model/noise.py), five
     to ten times the model's: there too false positives stay rare and false equivalence at its level."""
     from benchsite.model import noise
-    from benchsite.model.catalog import Catalog
-    from conftest import REFERENCE, REPO
+    from conftest import REFERENCE, committed_catalog
 
-    found = noise.measured(Catalog.build(REPO / "results"), REFERENCE)
+    found = noise.measured(committed_catalog(), REFERENCE)
     assert found.spread > stats.sim_spread()  # this machine is noisier than the model
     differ = stats.simulate_error_rates(shifts=(0,), run_sd=found.run_sd, drift_sd=found.drift_sd)
     assert max(r.rate for r in differ) <= 0.035
@@ -295,7 +294,7 @@ def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
     with the reference for every figure), and with one pair's table unmakeable (counted in neither)."""
     from benchsite.model import noise
     from benchsite.model.catalog import Catalog
-    from conftest import REPO
+    from conftest import committed_catalog
 
     def from_tables(cat):  # the count as it was made before: from every table
         refs = {fig_id: cat.reference(fig_id) for fig_id in sorted(cat.figures)}
@@ -309,12 +308,12 @@ def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
                 unpaired += len(set(tab.quantities) & set(ref.quantities))
         return noise.Shown(paired, unpaired, len({tab.machine for tab in tables}))
 
-    whole = noise.shown(Catalog.build(REPO / "results"))
-    assert whole == from_tables(Catalog.build(REPO / "results"))
+    whole = noise.shown(committed_catalog())
+    assert whole == from_tables(committed_catalog())
     assert whole.paired > 0 and whole.unpaired > 0 and whole.machines == 2
 
     def broken() -> Catalog:  # a figure with verdicts on a machine that is not its reference: no table
-        cat = Catalog.build(REPO / "results")
+        cat = committed_catalog()
         fig_id, machine = next(k for k in sorted(cat.frames) if cat.figures[k[0]].group_by
                                and cat.figures[k[0]].ratio_verdict and cat.reference(k[0]) != k[1])
         param = f"p_{cat.figures[fig_id].group_by[0]}"
