@@ -303,7 +303,11 @@ def edited_tree() -> tuple[dict[str, Path], dict[str, str]]:
 LONG_FIRST = ("test_runner", "test_bad_inputs", "test_browser", "test_code_version", "test_bad_site",
               "test_sessions", "test_claims", "test_distributed_runner", "test_permalinks", "test_warm_build",
               "test_benchkit_api", "test_docs_reads", "test_search", "test_benchkit_install",
-              "test_bench_site", "test_lesson_notebook", "test_claimcheck")
+              "test_bench_site", "test_lesson_notebook", "test_claimcheck",
+              # in-process modules of 4 CPU-s or more: left in pytest's order, one of them could end the run
+              # with the other process idle (test_verdict_rule did)
+              "test_verdict_rule", "test_carryover", "test_fuzz_inputs", "test_imports", "test_table_attached",
+              "test_bench_pages")
 
 
 def pytest_collection_modifyitems(items):
