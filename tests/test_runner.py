@@ -45,10 +45,9 @@ FAKE_SCRIPT = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture
-def bench_dir(tmp_path):
+def fake_bench(root):
     """A bench_scripts folder with two fake figures that import the real harness."""
-    folder = tmp_path / "bench"
+    folder = root / "bench"
     folder.mkdir()
     (folder / "benchkit").symlink_to(BENCH / "benchkit")
     (folder / "good.py").write_text(FAKE_SCRIPT)
@@ -56,12 +55,21 @@ def bench_dir(tmp_path):
     return folder
 
 
-@pytest.fixture
-def results(tmp_path):
-    folder = tmp_path / "results"
+def fake_results(root):
+    folder = root / "results"
     (folder / "someone-else").mkdir(parents=True)
     (folder / "someone-else" / "good.csv").write_text("not ours\n")
     return folder
+
+
+@pytest.fixture
+def bench_dir(tmp_path):
+    return fake_bench(tmp_path)
+
+
+@pytest.fixture
+def results(tmp_path):
+    return fake_results(tmp_path)
 
 
 def run_main(bench_dir, results, *args, env=None):
@@ -74,9 +82,22 @@ def run_main(bench_dir, results, *args, env=None):
         os.environ.update(old)
 
 
+@pytest.fixture(scope="module")
+def three_rounds(tmp_path_factory):
+    """One session of three runs of both fake figures (each visit logged: FAKE_LOG), which the two
+    tests below read: (its exit status, its results folder, the log)."""
+    root = tmp_path_factory.mktemp("rounds")
+    bench, results, log = fake_bench(root), fake_results(root), root / "order.log"
+    code = run_main(bench, results, "--runs", "3", "--session", "s-test", env={"FAKE_LOG": str(log)})
+    return code, results, log
+
+
 @pytest.mark.slow
-def test_r_runs_are_r_processes_written_once(bench_dir, results):
-    assert run_main(bench_dir, results, "--runs", "3", "--only", "good") == 0
+def test_r_runs_are_r_processes_written_once(three_rounds):
+    code, results, log = three_rounds
+    assert code == 0
+    assert [line.split()[:2] for line in log.read_text().splitlines() if line.startswith("good ")] == \
+        [["good", "0"], ["good", "1"], ["good", "2"]]  # one visit a run
     frame = load(ResultFile("fake-machine", "good", results / "fake-machine" / "good.csv"))
     assert sorted(frame["run"]) == [0, 1, 2]
     assert frame["timestamp_utc"].nunique() >= 1 and frame["figure_id"].unique().tolist() == ["fig-good"]
@@ -85,11 +106,11 @@ def test_r_runs_are_r_processes_written_once(bench_dir, results):
 
 
 @pytest.mark.slow
-def test_runs_are_interleaved_across_figures_in_one_session(bench_dir, results, tmp_path):
+def test_runs_are_interleaved_across_figures_in_one_session(three_rounds):
     """Round r runs every figure's run r: each figure's runs span the session. Every row
     carries the session id, and the order seed the run was told, which is reproducible."""
-    log = tmp_path / "order.log"
-    assert run_main(bench_dir, results, "--runs", "3", "--session", "s-test", env={"FAKE_LOG": str(log)}) == 0
+    code, results, log = three_rounds
+    assert code == 0
     visits = [line.split() for line in log.read_text().splitlines()]
     assert [int(run) for _, run, _ in visits] == [0, 0, 1, 1, 2, 2]
     assert all({stem for stem, run, _ in visits if run == str(r)} == {"good", "other"} for r in range(3))
