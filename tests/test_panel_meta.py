@@ -44,11 +44,11 @@ def _old_by_run(frame: pd.DataFrame, col: str) -> str:
     return "by run: " + ", ".join("—" if v != v else str(v) for v in values)
 
 
-def _frames():
+def _files():
+    """The committed results files of the scripts' figures: each test validates its own (made
+    while collecting, every test process validated every file, whichever ran this module)."""
     figures = all_figures(REPO / "bench_scripts")
-    for file in discover(REPO / "results"):
-        if figure_id_for(file.stem) in figures:
-            yield f"{file.machine}/{file.stem}", load.load(file)
+    return [file for file in discover(REPO / "results") if figure_id_for(file.stem) in figures]
 
 
 def _edited(frame: pd.DataFrame) -> list[pd.DataFrame]:
@@ -66,8 +66,9 @@ def _edited(frame: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
-@pytest.mark.parametrize("name,frame", list(_frames()), ids=lambda v: v if isinstance(v, str) else "")
-def test_the_meta_and_per_run_fields_are_what_pandas_grouping_gave(name, frame):
+@pytest.mark.parametrize("file", _files(), ids=lambda file: f"{file.machine}/{file.stem}")
+def test_the_meta_and_per_run_fields_are_what_pandas_grouping_gave(file):
+    frame = load.load(file)
     for f in [frame, *_edited(frame)]:
         texts = _texts(f)
         assert render._meta(f, texts) == _old_meta(f)
