@@ -139,15 +139,69 @@ def per_run_medians(runs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
     values = np.asarray(values, dtype=float)
     if not runs.size:
         return runs, values
-    order = np.lexsort((values, runs))  # by run, then value, NaN last within a run
-    runs, values = runs[order], values[order]
-    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
-    counts = np.add.reduceat(~np.isnan(values), starts)  # the values that are not NaN, first in each run
+    values, starts, (runs,) = _parts(values, runs)
+    return runs, _part_medians(values, starts)
+
+
+def _parts(values: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """``values`` cut into parts of one value of every key (not empty): the values sorted part by
+    part (parts in order of the keys, the first outermost; NaN last within a part), where each part
+    starts, and each key's value there. One sort for every part."""
+    order = np.lexsort((values, *reversed(keys)))
+    values, keys = values[order], [k[order] for k in keys]
+    new = np.zeros(values.size, dtype=bool)
+    new[0] = True
+    for k in keys:
+        new[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    return values, starts, [k[starts] for k in keys]
+
+
+def _part_medians(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each part's median (:func:`_parts`): NaN skipped, an even count's the mean of the middle two."""
+    counts = np.add.reduceat(~np.isnan(values), starts)  # the values that are not NaN, first in each part
     low, high = values[starts + np.maximum(counts - 1, 0) // 2], values[starts + counts // 2]
     # An odd count's middle is taken as it is; an even count's mean overflows as pandas' does.
     with np.errstate(over="ignore"):
-        medians = np.where(counts % 2 == 1, high, (low + high) / 2)
-    return runs[starts], medians
+        return np.where(counts % 2 == 1, high, (low + high) / 2)
+
+
+def _part_within(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each part's IQR / median (:func:`_parts`), NaN where it has fewer than ``MIN_WITHIN_SAMPLES``
+    samples or a zero median."""
+    sizes = np.diff(np.r_[starts, values.size])
+
+    def quantiles(q: float) -> np.ndarray:
+        # benchkit.archive.quantile (the rule the kept sessions' quartiles were written with) of
+        # every part at once, step for step: the same numbers
+        h = (sizes - 1) * q
+        lo = h.astype(np.intp)  # int(h): h is not negative
+        hi = np.minimum(lo + 1, sizes - 1)
+        return values[starts + lo] + (h - lo) * (values[starts + hi] - values[starts + lo])
+
+    mid = quantiles(0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (quantiles(0.75) - quantiles(0.25)) / mid
+    frac[(sizes < MIN_WITHIN_SAMPLES) | (mid == 0)] = np.nan
+    return frac
+
+
+def cell_runs(cells: np.ndarray, runs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every (cell, run) of a table at once, in order of cell, then run: (cell, run, the run's
+    median of ``values`` as :func:`per_run_medians` takes it, the run's IQR / median as
+    :func:`within_spreads` takes it). ``cells`` numbers each sample's cell (a row and variant)."""
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        return cells, runs, values, values
+    values, starts, (cells, runs) = _parts(values, cells, runs)
+    return cells, runs, _part_medians(values, starts), _part_within(values, starts)
+
+
+def median_over_runs(fracs: list[float]) -> float:
+    """A cell's within-run spread from its runs' (:func:`within_spreads`): their median, NaN left
+    out; NaN when none is left."""
+    kept = sorted(v for v in fracs if v == v)
+    return median_of(kept) if kept else float("nan")
 
 
 def run_minima(frame: pd.DataFrame) -> pd.Series:
@@ -173,31 +227,11 @@ def within_spreads(frame: pd.DataFrame, by: str = "variant") -> dict[str, float]
     key_codes = np.fromiter(map(lambda v: seen.setdefault(v, len(seen)), frame[by].tolist()), dtype=np.intp,
                             count=len(frame))
     runs, times = frame["run"].to_numpy(), frame["time_s"].to_numpy(dtype=float)
-    order = np.lexsort((times, runs, key_codes))
-    codes, runs, times = key_codes[order], runs[order], times[order]
-    starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (runs[1:] != runs[:-1])])
-    sizes = np.diff(np.r_[starts, times.size])
-
-    def quantiles(q: float) -> np.ndarray:
-        # benchkit.archive.quantile (the rule the kept sessions' quartiles were written with) of
-        # every (key, run) part at once, step for step: the same numbers
-        h = (sizes - 1) * q
-        lo = h.astype(np.intp)  # int(h): h is not negative
-        hi = np.minimum(lo + 1, sizes - 1)
-        return times[starts + lo] + (h - lo) * (times[starts + hi] - times[starts + lo])
-
-    mid = quantiles(0.5)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = (quantiles(0.75) - quantiles(0.25)) / mid
-    frac[(sizes < MIN_WITHIN_SAMPLES) | (mid == 0)] = np.nan
+    codes, _, _, frac = cell_runs(key_codes, runs, times)
     fracs: list[list[float]] = [[] for _ in seen]
-    for code, value in zip(codes[starts].tolist(), frac.tolist()):
+    for code, value in zip(codes.tolist(), frac.tolist()):
         fracs[code].append(value)
-    out = {}
-    for key, code in seen.items():  # in order of first appearance
-        kept = sorted(v for v in fracs[code] if v == v)
-        out[key] = median_of(kept) if kept else float("nan")
-    return out
+    return {key: median_over_runs(fracs[code]) for key, code in seen.items()}  # in order of first appearance
 
 
 def within_spread(frame: pd.DataFrame) -> float:
