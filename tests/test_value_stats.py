@@ -127,7 +127,7 @@ def test_a_rows_ratio_and_verdict_pair_only_the_runs_both_variants_have(tmp_path
         rows = [{"variant": v, "run": r, "time_s": float(rng.lognormal(-9, 0.2)) * (1.5 if v == "a" else 1)}
                 for v, runs in (("a", a_runs), ("b", b_runs)) for r in runs for _ in range(3)]
         frame = pd.DataFrame(rows)
-        row = table._row("", frame, fig)
+        row = table.Table.of(frame.assign(machine="m"), fig).rows[0]
         medians = frame.groupby(["variant", "run"])["time_s"].median()
         a, b = medians.loc["a"], medians.loc["b"]
         common = a.index.intersection(b.index)

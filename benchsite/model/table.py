@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from benchsite.model import metrics, stats
@@ -50,16 +52,41 @@ def run_days(frame: pd.DataFrame) -> str:
 
 def groups(frame: pd.DataFrame, fig: Figure) -> Iterator[tuple[str, pd.DataFrame]]:
     """(label, rows) per table row, in numeric order of the group_by params."""
+    labels, _, rows, bounds = split(frame, fig)
+    if not fig.group_by:
+        yield "", rows
+        return
+    for label, start, end in zip(labels, bounds[:-1].tolist(), bounds[1:].tolist()):
+        yield label, rows.iloc[start:end]
+
+
+def split(frame: pd.DataFrame, fig: Figure) -> tuple[list[str], list[dict[str, str]], pd.DataFrame, np.ndarray]:
+    """The table's rows at once: their labels and params, the frame's samples row after row (those
+    with every group_by param; each row's in the frame's order) and where each row starts (and the
+    last ends). A row is one value of the group_by params, as pandas' groupby makes them (a missing
+    value is no row's), in numeric order of the params (:func:`sort_key`), else as first seen."""
     cols = [f"p_{k}" for k in fig.group_by]
     if not cols:
-        yield "", frame
-        return
+        return [""], [{}], frame, np.array([0, len(frame)])
     missing = [c for c in cols if c not in frame]
     if missing:
         raise ValueError(f"{fig.id}: results have no params {', '.join(c[2:] for c in missing)}")
-    keyed = sorted(frame.groupby(cols, sort=False), key=lambda kv: [sort_key(v) for v in kv[0]])
-    for values, rows in keyed:
-        yield ", ".join(f"{k}={v}" for k, v in zip(fig.group_by, values)), rows
+    coded = [pd.factorize(frame[col], sort=False, use_na_sentinel=True) for col in cols]
+    at = np.flatnonzero(np.logical_and.reduce([codes >= 0 for codes, _ in coded]))  # no param missing
+    group = coded[0][0][at]  # each sample's combination of params, numbered as first seen
+    for codes, found in coded[1:]:
+        group = pd.factorize(group.astype(np.int64) * len(found) + codes[at], sort=False)[0]
+    first = np.unique(group, return_index=True)[1]  # each combination's first sample
+    keys = [tuple(found[codes[at[i]]] for codes, found in coded) for i in first.tolist()]
+    order = sorted(range(len(keys)), key=lambda g: [sort_key(v) for v in keys[g]])
+    rank = np.empty(len(keys), dtype=np.intp)
+    rank[order] = np.arange(len(keys))
+    row = rank[group]
+    bounds = np.r_[0, np.cumsum(np.bincount(row, minlength=len(keys)))]
+    labels = [", ".join(f"{k}={v}" for k, v in zip(fig.group_by, keys[g])) for g in order]
+    params = [{k: str(v) for k, v in zip(fig.group_by, keys[g])} for g in order]
+    in_order = at.size == len(frame) and bool((row[1:] >= row[:-1]).all())  # a session's frame often is
+    return labels, params, frame if in_order else frame.take(at[np.argsort(row, kind="stable")]), bounds
 
 
 @dataclass(frozen=True)
@@ -105,23 +132,45 @@ class Spread:
     noise: str  # stats.noise_label of the noisiest row
 
 
-def _row(label: str, samples: pd.DataFrame, fig: Figure) -> Row:
-    variants, runs = samples["variant"].to_numpy(), samples["run"].to_numpy()
-    times = samples["time_s"].to_numpy(dtype=float)
-    per_run = {v: stats.per_run_median(runs[at], times[at]) for v in fig.variants if (at := variants == v).any()}
+def _rows(timed: pd.DataFrame, fig: Figure) -> tuple[tuple[Row, ...], list[dict[str, float]]]:
+    """The table's rows and, per row, each variant's within-run spread (``stats.within_spreads``):
+    every (row, variant, run)'s median and spread in one pass over the table (``stats.cell_runs``)."""
+    labels, params, samples, bounds = split(timed, fig)
+    position: dict[str, int] = {}  # each variant's column, in the figure's order
+    for v in fig.variants:
+        position.setdefault(v, len(position))
+    variants = list(position)
+    codes, found = pd.factorize(samples["variant"].to_numpy())
+    column = np.array([position[v] for v in found.tolist()], dtype=np.intp)[codes]
+    row_of = np.repeat(np.arange(len(labels)), np.diff(bounds))
+    cells, runs, medians, fracs = stats.cell_runs(row_of * len(variants) + column, samples["run"].to_numpy(),
+                                                  samples["time_s"].to_numpy(dtype=float))
+    every = pd.Series(medians, index=pd.Index(runs, name="run"), name="time_s")  # each cell's a slice of it
+    per_run: list[dict[str, pd.Series]] = [{} for _ in labels]
+    cells_of: list[dict[str, stats.Summary]] = [{} for _ in labels]
+    within: list[dict[str, float]] = [{} for _ in labels]
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if cells.size else cells
+    for cell, start, end in zip(cells[starts].tolist(), starts.tolist(), [*starts[1:].tolist(), cells.size]):
+        row, variant = divmod(cell, len(variants))
+        per_run[row][variants[variant]] = every.iloc[start:end]
+        cells_of[row][variants[variant]] = stats.summarize(medians[start:end])
+        within[row][variants[variant]] = stats.median_over_runs(fracs[start:end].tolist())
+    parts = [samples] if not fig.group_by else [samples.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return tuple(_row(*made, fig) for made in zip(labels, params, parts, per_run, cells_of)), within
+
+
+def _row(label: str, params: dict[str, str], samples: pd.DataFrame, per_run: dict[str, pd.Series],
+         cells: dict[str, stats.Summary], fig: Figure) -> Row:
     ratio, verdict = None, None
     if fig.ratio and all(v in per_run for v in fig.ratio):
         paired_a, paired_b = stats.paired_runs(per_run[fig.ratio[0]], per_run[fig.ratio[1]])
         if paired_a.size:
             ratio = stats.summarize(paired_a / paired_b)
         verdict = stats.paired_verdict(paired_a, paired_b) if fig.ratio_verdict else None
-    params = {k: str(samples[f"p_{k}"].iloc[0]) for k in fig.group_by}
-    return Row(label, params, samples, per_run, {v: stats.summarize(m) for v, m in per_run.items()},
-               ratio, verdict)
+    return Row(label, params, samples, per_run, cells, ratio, verdict)
 
 
-def _spreads(rows: tuple[Row, ...], fig: Figure) -> tuple[Spread, ...]:
-    within_by_row = [stats.within_spreads(r.samples) for r in rows]
+def _spreads(rows: tuple[Row, ...], within_by_row: list[dict[str, float]], fig: Figure) -> tuple[Spread, ...]:
     out = []
     for variant in fig.variants:
         having = [(r, w) for r, w in zip(rows, within_by_row) if variant in r.cells]
@@ -130,7 +179,7 @@ def _spreads(rows: tuple[Row, ...], fig: Figure) -> tuple[Spread, ...]:
         within = tuple(w[variant] for _, w in having)
         runs = len(set().union(*(r.run_medians[variant].index for r, _ in having)))
         out.append(Spread(variant, runs, tuple(r.cells[variant].range_frac for r, _ in having), within,
-                          stats.noise_label(float(pd.Series(within).max()))))
+                          stats.noise_label(max((w for w in within if w == w), default=math.nan))))
     return tuple(out)
 
 
@@ -151,9 +200,9 @@ class Table:
         """The table of ``frame``; ``current`` (today's code hashes) decides staleness."""
         timed = frame["variant"].isin(fig.variants)  # rows of other variants feed markers only
         timed = frame if timed.all() else frame[timed]
-        rows = tuple(_row(label, part, fig) for label, part in groups(timed, fig))
+        rows, within = _rows(timed, fig)
         machine = str(frame["machine"].iloc[0])
-        return cls(fig, machine, frame, rows, _spreads(rows, fig),
+        return cls(fig, machine, frame, rows, _spreads(rows, within, fig),
                    stale_reason(frame, current) if current else "", choose_headline(rows, fig))
 
     def detached(self) -> Table:
