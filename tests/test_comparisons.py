@@ -99,6 +99,38 @@ def test_a_comparison_shows_its_ratio_verdicts_and_recorded_source(tmp_path, doc
     assert "2.00× &#91;2.00..2.00&#93;" in row and "b / a · 5 runs" in row and "recorded source" in row
 
 
+def test_the_recorded_source_is_highlighted_once_a_build(tmp_path, docs, monkeypatch):
+    """A comparison's figure page (twice) and a chapter's figure of it share one highlighting of its recorded
+    source (the catalog's memo, ``("code-html", fig)``), and each shows the same block."""
+    from benchsite.views import render
+
+    root = tmp_path / "results"
+    write_comparison(root)
+    cat = Catalog.build(root, {}, preferred="cpu-a")
+    made = []
+    highlight = render.recorded_code
+    monkeypatch.setattr(render, "recorded_code", lambda rec: made.append(rec.command) or highlight(rec))
+    pages = [render_page(cat, f"bench/{FIG}/index.md", docs).split("## The code that produced it")[1]
+             for _ in range(2)]
+    ctx = Context(cat, "docs/chapter.md", lambda target: "/" + target, [].append, docs_dir=docs, cache=BuildCache())
+    chapter = ctx.cache.fill(expand(f"<!-- bench:figure {FIG} -->\n", ctx), ctx.link)
+    assert made == [side()["command"]]  # once, for three pages
+    shown = str(highlight(cat.figures[FIG].compare))
+    assert pages[0] == pages[1] and shown in pages[0] and shown in chapter
+    assert " as `benchkit compare` recorded it (the same for every machine):" in pages[0]
+
+
+def test_a_comparison_whose_side_file_was_not_read_says_its_source_cannot_be_shown(tmp_path, docs):
+    root = tmp_path / "results"
+    write_comparison(root, text=json.dumps(side(margin=5), indent=2))
+    cat = Catalog.build(root, {})
+    cat.stale()
+    page = render_page(cat, f"bench/{FIG}/index.md", docs, [])
+    assert FIG in cat.figures and not cat.figures[FIG].compare.versions
+    assert ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded source "
+            "cannot be shown (the error above names it).\n") in page
+
+
 def test_a_csv_without_a_side_file_stays_an_orphan(tmp_path):
     root = tmp_path / "results"
     write_comparison(root).unlink()

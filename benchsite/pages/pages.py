@@ -283,7 +283,7 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
     # chapter's figure too: machine_panel). Then the page's links to other source files.
     ceilings = {m.name: ceiling_section(m.table, ctx) for m in shown if m.table is not None}
     chapter = chapter_link(fig, ctx)
-    code = _code(fig, ctx) if machine is None else ""
+    code = _code(fig, ctx) if machine is None and fig.compare is None else ""
     panels = {m.name: ctx.cache.machine_panel(m.table, site_link(layout.site_path(m.name, fig.stem)),
                                               site_link(render.RULE_PATH), m.digest, ceilings[m.name])
               for m in shown if m.table is not None}
@@ -300,21 +300,13 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
         fig, machine, [benchpage.Shown(m, panels.get(m.name, ""), ctx.link(layout.site_path(m.name, fig.stem)))
                        for m in shown],
         ref, facts.now, links, ctx.cache, chapter, code, ctx.link(render.RULE_PATH),
-        ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url))
+        ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url), ctx.catalog.derived)
 
 
 def _code(fig: Figure, ctx: Context) -> str:
     """The script's code: Markdown once per figure and build (``ctx.markdown``, the site's own
-    Markdown set-up), then a placeholder on each of its pages, which can number a hundred."""
-    if fig.compare is not None:
-        if not fig.compare.versions:
-            return ("## The code that produced it { #code }\n\nIts side file could not be read, so its recorded "
-                    "source cannot be shown (the error above names it).\n")
-        html = ctx.catalog.derived.get(("code-html", fig.id))
-        if html is None:
-            html = ctx.catalog.derived[("code-html", fig.id)] = str(render.recorded_code(fig.compare))
-        return ("## The code that produced it { #code }\n\nThe command, and the source of each version as "
-                f"`{fig.compare.made_by}` recorded it (the same for every machine):\n\n{ctx.cache.stash(html)}\n")
+    Markdown set-up), then a placeholder on each of its pages, which can number a hundred. (A
+    comparison's recorded source is no Markdown: the view highlights it, ``benchpage._blocks``.)"""
     if ctx.markdown is None:
         return f"## The code that produced it {{ #code }}\n\n{render.code_block(fig, indent='')}"
     block = f"\n{ctx.cache.stash(code_html(fig, ctx))}\n"

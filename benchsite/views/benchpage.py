@@ -12,7 +12,7 @@ cache of finished HTML, ``stash`` and ``html_block``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchsite.core.urls import machine_slug
@@ -29,6 +29,7 @@ from benchsite.views.html import render as template
 # its results and the figure page stays light (a chart inlines about half a megabyte of SVG).
 MAX_TABS = 6
 NO_CHAPTER = "not in a chapter yet"
+CODE_HEAD = "## The code that produced it { #code }\n\n"
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,13 @@ class BenchPage:
     links: Links  # the page's links to other source files
     blocks: Any  # the build's cache of finished HTML (stash, html_block, machine_panel)
     chapter: str | None  # ``[Chapter title](…#fig-id)``, or None when no chapter embeds the figure
-    code: str  # the code section's Markdown
+    code: str  # the script's code section, Markdown ("" on a machine page, and for a comparison: see ``derived``)
     rule: str  # the URL of the verdict rule's page, from this page
     link: Any  # a site path -> its URL relative to this page (the cite blocks' links)
     site: str  # the site's public address ("" for none: urls.public_base of mkdocs' site_url)
     repo: str  # the repository's (of repo_url)
+    derived: dict = field(default_factory=dict)  # the build's memo (Catalog.derived): a comparison's recorded
+    # source is highlighted once a build, for its figure page and its chapter's figure (markers._recorded)
 
     @property
     def stale(self) -> list[tuple[str, str]]:
@@ -99,6 +102,7 @@ class Made:
     """A page's blocks of finished HTML, each stashed as a placeholder (:func:`_blocks`)."""
 
     caption: str  # the caption (and on the figure page the stale note before it)
+    code: str  # the figure page's code section (Markdown around a stashed block for a comparison's recorded source)
     panels: dict[str, str]  # machine -> its panel with its cite block, as HTML ("" where none is shown)
     results: str  # the figure page's results: the tabs, or the reference's panel alone
     compared: dict[str, str]  # machine -> its comparison with the reference machine
@@ -116,7 +120,8 @@ def _blocks(p: BenchPage) -> Made:
     """The blocks of finished HTML the page shows: each machine's panel (made by the build's cache,
     ``Shown.panel``) with the block to cite its latest session (:func:`cite`), or an error box where
     its table cannot be made; the tabs of the figure page; each comparison with the reference machine
-    (``compare``); the caption; the history block (``history_chart``)."""
+    (``compare``); a comparison's recorded source (``render.recorded_code``); the caption; the history block
+    (``history_chart``)."""
     fig, html = p.fig, p.blocks.html_block
     each = _each_compared(p)  # the comparisons the page shows (none on a figure page past MAX_TABS machines)
     cites = {s.name: cite(p, s) for s in p.shown if s.facts.panel and s.facts.table is not None
@@ -134,6 +139,15 @@ def _blocks(p: BenchPage) -> Made:
     elif p.machine is None:
         shown = next(s for s in p.shown if panels[s.name])
         results = html(str(template("many_machines.html", count=len(p.shown))), panels[shown.name])
+    code, key = p.code, ("code-html", fig.id)
+    if p.machine is None and fig.compare is not None and fig.compare.versions:
+        if key not in p.derived:
+            p.derived[key] = str(render.recorded_code(fig.compare))
+        code = (f"{CODE_HEAD}The command, and the source of each version as `{fig.compare.made_by}` recorded it "
+                f"(the same for every machine):\n\n{p.blocks.stash(p.derived[key])}\n")
+    elif p.machine is None and fig.compare is not None:
+        code = (f"{CODE_HEAD}Its side file could not be read, so its recorded source cannot be shown "
+                "(the error above names it).\n")
     caption = str(template("caption.html", caption=inline_code(fig.caption)))
     caption = (html(caption) if p.machine is not None
                else html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption))
@@ -146,13 +160,13 @@ def _blocks(p: BenchPage) -> Made:
         fig, about.name, list(about.facts.history.sessions),
         [history_chart.step_shown(x.old, x.new, x.cells, x.env, p.link) for x in about.facts.steps],
         list(about.facts.history.errors.values()), p.link)
-    return Made(caption, panels, results, compared, counts, history)
+    return Made(caption, code, panels, results, compared, counts, history)
 
 
 def _figure_page(p: BenchPage, made: Made) -> str:
     head = made.caption + _recorded_note(p)
     if not p.shown:
-        return head + "\n" + _links(p, back=False) + "\n" + made.results + p.code
+        return head + "\n" + _links(p, back=False) + "\n" + made.results + made.code
     good = [s for s in p.shown if s.valid]
     return "\n".join([
         head, _links(p, back=False),
@@ -161,7 +175,7 @@ def _figure_page(p: BenchPage, made: Made) -> str:
         "## Results { #results }\n", made.results,
         _across_machines(p, made, good),
         _history(p, made, f"History on {md(p.ref)}") if p.ref else "",
-        p.code,
+        made.code,
     ])
 
 
