@@ -12,7 +12,7 @@ cache of finished HTML, ``stash`` and ``html_block``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from benchsite.core.urls import machine_slug
@@ -88,7 +88,7 @@ class BenchPage:
     link: Any  # a site path -> its URL relative to this page (the cite blocks' links)
     site: str  # the site's public address ("" for none: urls.public_base of mkdocs' site_url)
     repo: str  # the repository's (of repo_url)
-    derived: dict = field(default_factory=dict)  # the build's memo (Catalog.derived): a comparison's recorded
+    derived: dict  # the build's memo (Catalog.derived): a comparison's recorded
     # source is highlighted once a build, for its figure page and its chapter's figure (markers._recorded)
 
     @property
