@@ -144,6 +144,27 @@ def test_a_pages_sessions_are_made_from_the_catalogs_one_call_and_shared_with_hi
                 assert sessions.history(fresh, fig_id, m.name) is m.history
                 assert m.history.sessions and m.history.latest is not None
 
+def test_a_pages_latest_session_follows_an_edit_of_its_results_file_on_a_warm_cache(tmp_path, monkeypatch):
+    """The latest session a page shows (``pagefacts.gather`` -> ``sessions.of_texts``) is kept under the
+    build cache by its results file's digest, the one the page's table was kept by: after an edit of
+    the file, a warm build shows what a cold build of the edited file shows, not the session it kept."""
+    from benchsite.model import pagefacts
+
+    fig, path = demo(tmp_path)
+
+    def latest():
+        return pagefacts.gather(Catalog.build(tmp_path / "results", {fig.id: fig}), fig.id, None, 6).get(
+            "cpu-a").history.latest
+
+    before = latest()
+    rewrite(path, path, before.id, where={"machine": "cpu-a"}, by=3.0)  # the same session, 3 times longer
+    warm = latest()
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cold"))
+    cold = latest()
+    assert warm.id == cold.id == before.id and not before.frame.equals(cold.frame)
+    pd.testing.assert_frame_equal(warm.frame, cold.frame)
+
+
 
 def test_a_session_is_typed_as_its_results_file(committed):
     """The one validator types a column of a kept or compacted session as it types the same column
