@@ -474,8 +474,8 @@ class Catalog:
 
     def session_texts(self, fig_id: str, machine: str) -> SessionTexts:
         """The kept sessions of a figure on a machine as text, for ``sessions.py`` to judge
-        (:func:`read_kept`), read once per build; the latest, the results file's, ``sessions.py``
-        makes from its frame."""
+        (:func:`read_kept`), read once per build (again after :meth:`trim`, which forgets them); the
+        latest, the results file's, ``sessions.py`` makes from its frame."""
         found = self._memo.get(("session-texts", fig_id, machine))
         if found is None:
             found = self._memo[("session-texts", fig_id, machine)] = self._read_texts(fig_id, machine)

@@ -8,9 +8,11 @@ the chapter, and ``views/benchpage.py`` renders the page.
 
 One way down: the catalog's facts in one call (:meth:`Catalog.page_facts`: its own lookups, then
 today's code hash, the results files' digests, the table models, the commits that hold the files and
-the kept sessions' texts), then the sessions made from those (``sessions.of_texts``, which asks the
-catalog nothing more), then the cells (``model/cells.py``: the machines against the reference, the
-consecutive sessions). Nothing here calls back.
+the kept sessions' texts), then the sessions made from those (``sessions.of_texts``: it calls no
+method of the catalog, but it is handed two of the catalog's own objects, its memo, ``Catalog.derived``,
+which it writes the history into, and its frames, ``Catalog.frames``, whose lazy ``Frames`` reads a
+results file back where the build cache lacks its latest session), then the cells (``model/cells.py``:
+the machines against the reference, the consecutive sessions). Nothing here calls back.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ def gather(cat: Catalog, fig_id: str, machine: str | None, max_tabs: int) -> Pag
     sides = ({m for m in found.names if comparisons.side_file(cat.results, m, fig.stem).is_file()}
              if fig.compare is not None else set())
     # The sessions of each machine whose panel is shown (and has no problem), from what the catalog read:
-    # the latest from its results file (by the digest its table was kept by), the kept ones from their texts.
+    # the latest from its results file (by the digest its table was kept by: the latest's build cache key, so
+    # it must be the file's own), the kept ones from their texts.
     hists = {m: sessions.of_texts(cat.derived, cat.frames, fig, m, found.digests.get(m, ""), texts)
              for m, texts in found.texts.items()}
     ref = found.ref
