@@ -136,7 +136,8 @@ def test_provenance_lists_one_scratch_folder_not_one_per_run():
 
     frame = pd.DataFrame({"compilation_cache": ["on:/tmp/bench-first-use-cache-24x2urgu",
                                                 "on:/tmp/bench-first-use-cache-9kq1zz0a", "off"]})
-    assert _distinct(frame, "compilation_cache") == "off, on:<tmp>"
+    texts = {"compilation_cache": distinct_texts(frame["compilation_cache"])}  # as Table.texts hands them
+    assert _distinct(texts, "compilation_cache") == "off, on:<tmp>"
 
 
 def _two_row_table(root: Path):
