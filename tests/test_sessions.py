@@ -130,10 +130,12 @@ def test_the_latest_session_without_the_history_is_the_historys_latest(committed
 def test_a_pages_sessions_are_made_from_the_catalogs_one_call_and_shared_with_history(committed):
     """A figure page's sessions come from what ``Catalog.page_facts`` read (the kept sessions' texts,
     read once per build) and are the very History that ``sessions.history`` then returns: one made
-    per figure and machine, whichever asks first."""
+    per figure and machine, whichever asks first; and the one ``sessions.history`` makes on its own
+    (the same sessions, each kept by the same digest, the same errors)."""
     from benchsite.model import pagefacts
 
     fresh = Catalog.build(committed.results, bench_dir=committed.bench_dir)
+    alone = Catalog.build(committed.results, bench_dir=committed.bench_dir)
     for fig_id in sorted({f for f, _ in fresh.frames}):
         found = fresh.page_facts(fig_id, None, 6)
         for machine, texts in found.texts.items():
@@ -143,6 +145,9 @@ def test_a_pages_sessions_are_made_from_the_catalogs_one_call_and_shared_with_hi
             if m.history is not None:
                 assert sessions.history(fresh, fig_id, m.name) is m.history
                 assert m.history.sessions and m.history.latest is not None
+                own = sessions.history(alone, fig_id, m.name)
+                assert [(s.id, s.digest) for s in m.history.sessions] == [(s.id, s.digest) for s in own.sessions]
+                assert m.history.errors == own.errors
 
 def test_a_pages_latest_session_follows_an_edit_of_its_results_file_on_a_warm_cache(tmp_path, monkeypatch):
     """The latest session a page shows (``pagefacts.gather`` -> ``sessions.of_texts``) is kept under the
