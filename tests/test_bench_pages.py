@@ -292,7 +292,7 @@ def test_the_ceilings_of_a_machine_are_made_once_for_all_its_figures_and_show_th
             alone = roofline.panel_section(tab.frame, cat.frame(roofline.CEILING_FIGURE, tab.machine),
                                            list(tab.fig.group_by), f"{tab.fig.id} on {tab.machine}",
                                            site_link(machine_path(roofline.CEILING_FIGURE, tab.machine)),
-                                           chart=tab.fig.id == roofline.CEILING_FIGURE, of_peak=real)
+                                           chart=tab.fig.id == roofline.CEILING_FIGURE)
             assert shown[(tab.fig.id, tab.machine)] == ctx.cache.fill(alone, lambda p: p), (tab.fig.id, tab.machine)
 
 

@@ -36,8 +36,6 @@ from benchsite.views.benchpage import MAX_TABS, NO_CHAPTER
 from benchsite.views.fmt import esc, md
 
 if TYPE_CHECKING:  # types only: markers imports this module, and roofline is imported where it is used
-    import pandas as pd
-
     from benchsite.pages.markers import Context
     from benchsite.views.roofline import Ceilings
 
@@ -204,12 +202,13 @@ def ceiling_section(tab, ctx: Context) -> str:
         of_peak=functools.partial(roofline_ceilings, cat, peak_id, machine))))
 
 
-def roofline_ceilings(cat: Catalog, peak_id: str, machine: str, peak: pd.DataFrame) -> Ceilings:
-    """``roofline.ceilings`` of ``peak`` (``cat.frame(peak_id, machine)``), made once per build: every
-    figure on the machine that moves bytes, and every ``bench:roofline`` marker, is set against them."""
+def roofline_ceilings(cat: Catalog, peak_id: str, machine: str) -> Ceilings:
+    """``roofline.ceilings`` of ``cat.frame(peak_id, machine)``, made once per build: every figure on
+    the machine that moves bytes, and every ``bench:roofline`` marker, is set against them. It reads
+    the frame itself, so no caller can hand it another frame than the one its memo is keyed by."""
     from benchsite.views import roofline
 
-    return cat.memo(("ceilings", peak_id, machine), lambda: roofline.ceilings(peak))
+    return cat.memo(("ceilings", peak_id, machine), lambda: roofline.ceilings(cat.frame(peak_id, machine)))
 
 
 # --- bench:index -------------------------------------------------------------------------

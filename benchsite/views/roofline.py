@@ -587,7 +587,7 @@ SHOWS = ("chart", "table", "ceiling", "percent", "bound", "intensity", "crossove
 
 def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame | None,
            keys: list[str], source: str, select,
-           of_peak: Callable[[pd.DataFrame], Ceilings] | None = None) -> str:
+           of_peak: Callable[[], Ceilings] | None = None) -> str:
     """What ``<!-- bench:roofline fig-id show=... -->`` renders; ``select(frame, filters)``
     filters rows the way ``bench:value`` does (every leftover ``key=value``); ``of_peak`` gives the
     ceilings of ``peak_frame`` (:func:`ceilings`; the build's, once per machine)."""
@@ -603,7 +603,7 @@ def marker(opts: dict[str, str], frame: pd.DataFrame, peak_frame: pd.DataFrame |
         return _value(f"{title}: where {a} stops being slower than {b}", text)
     if peak_frame is None:
         raise ValueError("no fig-machine-peak results on this machine to take the ceilings from")
-    c = of_peak(peak_frame) if of_peak is not None else ceilings(peak_frame)
+    c = of_peak() if of_peak is not None else ceilings(peak_frame)
     if show == "ceiling":
         kind, dtype = opts.pop("kind", "compute"), opts.pop("dtype", "float32")
         if opts:
@@ -647,7 +647,7 @@ def applies(frame: pd.DataFrame) -> bool:
 
 def panel_section(frame: pd.DataFrame, peak_frame: pd.DataFrame | None, keys: list[str], source: str,
                   peak_link: str, chart: bool = False,
-                  of_peak: Callable[[pd.DataFrame], Ceilings] | None = None) -> str:
+                  of_peak: Callable[[], Ceilings] | None = None) -> str:
     """The part of a figure's machine panel that sets its rows against the same machine's measured
     ceilings: the placed table (and, for the ceiling figure itself, the roofline chart); a note
     where the machine has no ceilings measured; "" where the rows move no bytes. ``of_peak`` gives
@@ -656,7 +656,7 @@ def panel_section(frame: pd.DataFrame, peak_frame: pd.DataFrame | None, keys: li
         return ""
     if peak_frame is None or peak_frame.empty:
         return str(render("roofline_section.html", missing=True, peak_link=peak_link, chart="", table=""))
-    c = of_peak(peak_frame) if of_peak is not None else ceilings(peak_frame)
+    c = of_peak() if of_peak is not None else ceilings(peak_frame)
     paired = same_runs(frame, peak_frame)
     points = placed(frame, c, keys, paired=paired)
     drawn = roofline_svg(points, c, source) if chart and any(p.flop_rate for p in points) else ""
