@@ -12,7 +12,7 @@ from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog, Unavailable
 from benchsite.pages import pages
 from benchsite.pages.markers import Context, MarkerError, expand
-from conftest import REPO
+from conftest import REPO, committed_catalog
 
 docs = benchfixtures.docs  # the fixture: a docs folder whose chapter embeds fig-demo
 
@@ -275,7 +275,7 @@ def test_the_ceilings_of_a_machine_are_made_once_for_all_its_figures_and_show_th
     from benchsite.views import roofline
     from conftest import REFERENCE
 
-    cat = Catalog.build(REPO / "results", preferred=REFERENCE)
+    cat = committed_catalog(preferred=REFERENCE)
     ctx = Context(cat, "docs/bench/x.md", lambda t: t, [].append, cache=BuildCache())
     made = []
     real = roofline.ceilings
@@ -313,10 +313,10 @@ def test_roofline_markers_on_one_machine_make_its_ceilings_once_and_say_what_the
         except MarkerError as err:  # a ceiling that cannot be read: what the marker says
             return str(err)
 
-    alone = [expanded(Catalog.build(REPO / "results", preferred=REFERENCE), t) for t in texts]
+    alone = [expanded(committed_catalog(preferred=REFERENCE), t) for t in texts]
     made = []
     real = roofline.ceilings
     monkeypatch.setattr(roofline, "ceilings", lambda frame: made.append(1) or real(frame))
-    cat = Catalog.build(REPO / "results", preferred=REFERENCE)
+    cat = committed_catalog(preferred=REFERENCE)
     assert [expanded(cat, t) for t in texts] == alone and len(made) == 2  # once a ceiling figure
     assert "no memory ceiling measured" in alone[-1] and "no memory ceiling measured" not in alone[0]

@@ -134,8 +134,7 @@ def test_a_pages_sessions_are_made_from_the_catalogs_one_call_and_shared_with_hi
     (the same sessions, each kept by the same digest, the same errors)."""
     from benchsite.model import pagefacts
 
-    fresh = Catalog.build(committed.results, bench_dir=committed.bench_dir)
-    alone = Catalog.build(committed.results, bench_dir=committed.bench_dir)
+    fresh, alone = committed_catalog(), committed_catalog()  # two catalogs: nothing made in either yet
     for fig_id in sorted({f for f, _ in fresh.frames}):
         found = fresh.page_facts(fig_id, None, 6)
         for machine, texts in found.texts.items():
