@@ -5,6 +5,7 @@ from the next."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import sys
 from pathlib import Path
@@ -21,12 +22,25 @@ ALLOWED = {
 }
 
 
+@functools.cache
+def _parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source, filename)``, once a process for each text: the checks below read the
+    same modules several times (the layer graph alone was parsed three times, and each file twice
+    for its imports). The trees are only read, never changed."""
+    return ast.parse(source, filename=filename)
+
+
+def _parsed(path: Path) -> ast.Module:
+    """``path``'s module as it is now (its text read each time: a test may write the file)."""
+    return _parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def path_edits(source: str) -> list[int]:
     """Lines that change ``sys.path``: a call of one of its methods, an assignment, augmented
     assignment or ``del`` of it or an item of it, or ``setattr(sys, "path", ...)``; through
     ``import sys``, ``import sys as s`` or ``from sys import path as p``. Code, not strings: a
     test that starts another interpreter may spell such a line in the program it passes."""
-    tree = ast.parse(source)
+    tree = _parse(source)
     modules, paths = {"sys"}, set()  # names bound to the sys module, and to sys.path itself
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -98,12 +112,12 @@ def test_each_allowed_file_still_has_the_edit_it_is_allowed():
 def _absolute_imports(path: Path) -> list[tuple[int, str]]:
     """(line, top-level module) of every absolute import in a file, at any depth."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    tree = _parsed(path)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module.split(".")[0]))
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found += [(line, target.split(".")[0]) for line, target, _ in dynamic_imports(tree) if target]
     return found
 
@@ -174,7 +188,7 @@ def _imports_of(path: Path, modules: set[str]) -> set[str]:
     """The package's modules that ``path`` imports when it runs, top-level or inside a function:
     ``from . import x``, ``from .x import y``, ``from benchsite import x``, ``from benchsite.x
     import y``, ``import benchsite.x``; not those in the body of ``if TYPE_CHECKING:``."""
-    tree = ast.parse(path.read_text())
+    tree = _parsed(path)
     typing_only = {id(sub) for node in ast.walk(tree) if isinstance(node, ast.If) and _typing_guard(node.test)
                    for stmt in node.body for sub in ast.walk(stmt)}
     found = set()
@@ -196,13 +210,23 @@ def _graph() -> dict[str, set[str]]:
     """benchsite's modules by their place below the package (``model.load``), each with the
     modules of the package it imports, deferred imports too, not those in the body of ``if
     TYPE_CHECKING:`` (an import of a layer's package, ``from benchsite.model import load``, counts
-    as its module)."""
+    as its module). Made once a process for each package as it is now (its modules' names and
+    texts, read each time): three tests read the checkout's; a copy of it each."""
     package = REPO / "benchsite"
     names = {".".join(p.relative_to(package).with_suffix("").parts): p for p in package.rglob("*.py")
              if p.name != "__init__.py"}
+    texts = tuple(sorted((name, path.read_text(encoding="utf-8")) for name, path in names.items()))
+    return {name: set(targets) for name, targets in _graph_of(str(package), texts).items()}
+
+
+@functools.cache
+def _graph_of(package: str, texts: tuple[tuple[str, str], ...]) -> dict[str, set[str]]:
+    """:func:`_graph` of the modules ``texts`` names (their text), in the folder ``package``."""
+    names = {name: Path(package, *name.split(".")).with_suffix(".py") for name, _ in texts}
+    sources = dict(texts)
     graph = {}
     for name, path in names.items():
-        found, tree = set(), ast.parse(path.read_text())
+        found, tree = set(), _parse(sources[name], str(path))
         typing_only = {id(sub) for node in ast.walk(tree)
                        if isinstance(node, ast.If) and _typing_guard(node.test, tree)
                        for stmt in node.body for sub in ast.walk(stmt)}
@@ -437,7 +461,7 @@ def test_figure_scripts_use_only_benchkits_public_api():
     public_modules = {"compiles", "multiproc", "profiles", "verdicts"}
     found = []
     for path in figure_scripts(REPO / "bench_scripts"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("benchkit"):
                 inside = node.module.removeprefix("benchkit").lstrip(".")
                 if inside in public_modules:
