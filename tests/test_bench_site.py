@@ -62,8 +62,9 @@ def repo_copy(tmp_path_factory):
 
 
 def mkdocs(root, out, **env):
-    """A strict build of the copy, with the session's build cache (tests/conftest.py)."""
-    full = dict(os.environ, NO_MKDOCS_2_WARNING="1", BENCH_CACHE=str(committed_build()[2]), **env)
+    """A strict build of the copy, with the session's build cache, in one process (tests/conftest.py,
+    build_site: no test here is of the warming workers)."""
+    full = dict(os.environ, NO_MKDOCS_2_WARNING="1", BENCH_CACHE=str(committed_build()[2]), BENCH_JOBS="1", **env)
     for key in ("BENCH_RESULTS", "BENCH_MACHINE", *(() if "BENCH_STRICT" in env else ("BENCH_STRICT",))):
         full.pop(key, None)
     return subprocess.run([str(root / ".venv" / "bin" / "mkdocs"), "build", "--strict", "-d", str(out)],
