@@ -19,9 +19,12 @@ place, :func:`pair` (a :class:`Pair`), for a sentence's value and for a claim al
 
 from __future__ import annotations
 
+import functools
 import math
+import weakref
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from benchsite.model import metrics, stats
@@ -39,18 +42,60 @@ class NoRows(ValueError):
 def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
     """The rows whose columns (``variant``, ``dtype``, ``boundary``) or params hold each value;
     :class:`NoRows` when none does."""
-    keep = None  # every filter's rows at once, then one selection (a page asks hundreds of these)
+    return _rows(frame, _matching(frame, filters), filters)
+
+
+def _matching(frame: pd.DataFrame, filters: dict[str, str]) -> np.ndarray | None:
+    """Which rows hold every filter's value (None: no filter), every filter's rows at once: a
+    column's values are compared as text (``astype(str)``), by :func:`_codes`."""
+    keep = None
     for key, want in filters.items():
         col = key if key in FILTER_COLUMNS else f"p_{key}"
         if col not in frame:
             raise ValueError(f"no column or parameter {key!r} in the results")
-        match = (frame[col].astype(str) == want).to_numpy()
+        codes, numbers = _codes(frame, col)
+        number = numbers.get(want)
+        match = codes == number if number is not None else np.zeros(len(frame), dtype=bool)
         keep = match if keep is None else keep & match
+    return keep
+
+
+def _rows(frame: pd.DataFrame, keep: np.ndarray | None, filters: dict[str, str]) -> pd.DataFrame:
     rows = frame if keep is None else frame[keep]
     if rows.empty:
-        where = f" in {frame['figure_id'].iloc[0]} on {frame['machine'].iloc[0]}" if len(frame) else ""
-        raise NoRows(f"no rows match {filters}{where}")
+        raise _no_rows(frame, filters)
     return rows
+
+
+def _no_rows(frame: pd.DataFrame, filters: dict[str, str]) -> NoRows:
+    where = f" in {frame['figure_id'].iloc[0]} on {frame['machine'].iloc[0]}" if len(frame) else ""
+    return NoRows(f"no rows match {filters}{where}")
+
+
+# A page asks hundreds of selections of the same few frames (a figure's samples on a machine, a
+# table row's): each column a filter names is made text and numbered once per frame, and a value
+# is then found by comparing numbers (comparing the text of every row each time was most of a
+# chapter's prose values). Kept while the frame lives, by the frame itself (a frame is never
+# changed once loaded); a frame made for one selection is numbered like any other.
+_CODED: dict[int, tuple[weakref.ref, dict[str, tuple[np.ndarray, dict[str, int]]]]] = {}
+
+
+def _codes(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, dict[str, int]]:
+    """Each row's number for the text of its value in ``col`` (-1 for a missing value, which
+    ``astype(str)`` leaves missing in a column of text), and the number of each text."""
+    entry = _CODED.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        entry = _CODED[id(frame)] = (weakref.ref(frame, functools.partial(_forget, id(frame))), {})
+    columns = entry[1]
+    if col not in columns:
+        codes, texts = pd.factorize(frame[col].astype(str))
+        columns[col] = (codes, {text: number for number, text in enumerate(texts.tolist())})
+    return columns[col]
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    if key in _CODED and _CODED[key][0] is ref:
+        del _CODED[key]
 
 
 class Pair(NamedTuple):
@@ -93,8 +138,14 @@ def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> Pair:
     """Variant ``a``'s rows and ``b``'s (the figure's ratio unless named), within the selection
     the other options make (:func:`select`): the one place two variants are picked to compare."""
     a, b = variants(opts, fig)
-    rows = select(frame, opts) if opts else frame
-    return Pair(select(rows, {"variant": a}), select(rows, {"variant": b}))
+    keep = _matching(frame, opts)  # select(select(frame, opts), {"variant": a}), from one numbering
+    if keep is not None and not keep.any():
+        raise _no_rows(frame, opts)
+    return Pair(*(_rows(frame, _both(keep, _matching(frame, {"variant": v})), {"variant": v}) for v in (a, b)))
+
+
+def _both(keep: np.ndarray | None, also: np.ndarray | None) -> np.ndarray | None:
+    return also if keep is None else keep & also
 
 
 def median(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:

@@ -1,0 +1,110 @@
+"""``quotes.select`` and ``quotes.pair``: the rows whose values, as text, are the filters' values.
+
+A page asks hundreds of selections of the same frames, so ``select`` numbers a column's texts once
+per frame and compares numbers; these tests hold it to the plain rule (``astype(str) == value``,
+filter after filter) and to numbering each column once while the frame lives.
+"""
+
+import gc
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchsite.model import quotes
+from benchsite.model.figures import Figure
+
+
+def _frame() -> pd.DataFrame:
+    n = 12
+    return pd.DataFrame({
+        "figure_id": ["fig-demo"] * n,
+        "machine": ["cpu-test-2c"] * n,
+        "variant": ["a", "b", "c"] * 4,
+        "boundary": ["completed"] * 6 + ["dispatch"] * 6,
+        "dtype": np.array(["float32", None] * 6, dtype=object),  # missing: matches no text
+        "run": np.repeat(np.arange(4), 3),
+        "time_s": np.linspace(1e-3, 2e-3, n),
+        "p_n": pd.array(["8", "16", None, "8"] * 3, dtype="string"),  # missing stays missing
+        "p_k": [1, 2.5, 1, 2.5] * 3,  # numbers compared by their text
+    }, index=np.arange(100, 100 + n))
+
+
+def _plain(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
+    """The rule ``select`` keeps, one filter after another on the frame's text."""
+    for key, want in filters.items():
+        col = key if key in quotes.FILTER_COLUMNS else f"p_{key}"
+        frame = frame[frame[col].astype(str) == want]
+    return frame
+
+
+FILTERS = [{"variant": "a"}, {"variant": "b", "boundary": "dispatch"}, {"n": "8"}, {"n": "16", "variant": "b"},
+           {"dtype": "float32"}, {"dtype": "float32", "k": "1.0"}, {"k": "2.5", "n": "16"}]
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_select_is_the_plain_rule_on_the_text_of_each_value(filters):
+    frame = _frame()
+    found = quotes.select(frame, dict(filters))
+    assert found.equals(_plain(frame, filters)) and found.index.equals(_plain(frame, filters).index)
+
+
+@pytest.mark.parametrize("filters", [{"variant": "z"}, {"n": "<NA>"}, {"n": "nan"}, {"dtype": "None"},
+                                     {"dtype": "nan"}, {"k": "1"}, {"variant": "a", "k": "3.5"}])
+def test_select_of_no_rows_names_the_filters_figure_and_machine(filters):
+    assert _plain(_frame(), filters).empty  # the plain rule finds none either
+    with pytest.raises(quotes.NoRows, match=r"no rows match .* in fig-demo on cpu-test-2c"):
+        quotes.select(_frame(), dict(filters))
+
+
+def test_select_of_an_unknown_key_says_so():
+    with pytest.raises(ValueError, match="no column or parameter 'size'"):
+        quotes.select(_frame(), {"size": "8"})
+
+
+FIG = Figure(id="fig-demo", stem="demo", script=None, title="t", caption="c", chapter="index.md",
+             variants=("a", "b", "c"), ratio=("a", "b"))
+
+
+@pytest.mark.parametrize("opts", [{}, {"boundary": "completed"}, {"n": "8", "a": "c", "b": "a"}, {"variant": "a"}])
+def test_pair_is_each_variant_selected_within_the_options_selection(opts):
+    frame = _frame()
+    a, b = quotes.variants(dict(opts), FIG)
+    rest = {k: v for k, v in opts.items() if k not in ("a", "b")}
+    within = _plain(frame, rest)
+    if within[within["variant"] == b].empty:  # {"variant": "a"} leaves no b rows
+        with pytest.raises(quotes.NoRows, match=rf"no rows match {{'variant': '{b}'}} in fig-demo"):
+            quotes.pair(frame, dict(opts), FIG)
+        return
+    pair = quotes.pair(frame, dict(opts), FIG)
+    for found, variant in zip(pair, (a, b)):
+        want = within[within["variant"] == variant]
+        assert found.equals(want) and found.index.equals(want.index)
+
+
+def test_pair_whose_options_match_nothing_names_the_options():
+    with pytest.raises(quotes.NoRows, match=r"no rows match \{'n': '32'\} in fig-demo"):
+        quotes.pair(_frame(), {"n": "32"}, FIG)
+
+
+def test_a_column_is_made_text_once_per_frame_however_many_selections_ask(monkeypatch):
+    made = []
+    astype = pd.Series.astype
+    monkeypatch.setattr(pd.Series, "astype", lambda self, *a, **k: made.append(self.name) or astype(self, *a, **k))
+    frame = _frame()
+    for variant in ("a", "b", "c", "a"):
+        quotes.select(frame, {"variant": variant, "n": "8"} if variant != "c" else {"variant": variant})
+        quotes.pair(frame, {"n": "8"}, FIG)
+    assert sorted(made) == ["p_n", "variant"]
+    quotes.select(_frame(), {"variant": "a"})  # another frame is numbered on its own
+    assert sorted(made) == ["p_n", "variant", "variant"]
+
+
+def test_a_frames_numbering_goes_with_the_frame():
+    frame = _frame()
+    quotes.select(frame, {"variant": "a"})
+    key = id(frame)
+    assert key in quotes._CODED
+    del frame
+    gc.collect()
+    assert key not in quotes._CODED
