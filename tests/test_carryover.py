@@ -288,3 +288,47 @@ def test_a_sample_with_no_seq_has_no_predecessor_and_precedes_none():
     placed = frame.drop(unplaced)
     assert got.drop(unplaced).fillna("-").equals(carryover.predecessors(placed).fillna("-"))
     assert got.drop(unplaced).notna().sum() == len(placed) - 3  # each run's first sample alone
+
+
+def test_the_count_of_a_figure_is_the_count_of_its_table():
+    """``figure_counts`` (what the count over a machine's figures asks of each) is ``counts`` of the
+    table's cells, on the committed results and on constructed runs (both paths, too few runs)."""
+    frames = [*_committed_frames(every=3), _runs(factor=2.0), _with_after(_runs(factor=2.0, seed=7)),
+              _runs(factor=1.0, runs=stats.PAIRED_MIN_RUNS - 1), _runs(factor=1.0).iloc[:0]]
+    found = [carryover.figure_counts(frame) for frame in frames]
+    assert found == [carryover.counts(carryover.figure_carry(frame)) for frame in frames]
+    assert sum(f[2] for f in found) >= 1 and found[-1] == (0, 0, 0, 0)
+
+
+def test_the_count_marker_makes_no_table(tmp_path, monkeypatch):
+    """The count over every figure of a machine is made without each figure's table (its medians
+    after itself and after any other cell, its lead-in calls): the count alone."""
+    from benchkit import results
+    from benchsite.model.catalog import Catalog
+    from benchsite.model.figures import Figure
+    from benchsite.pages.markers import Context, expand
+    from test_results import make_row
+
+    script = tmp_path / "demo.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-demo", stem="demo", script=script, title="Demo", caption="c", chapter="index.md",
+                 variants=("light", "heavy"), group_by=("n",))
+    frame = _runs(factor=2.0)
+    frame["sample"] = frame.groupby(["run", "variant", "params"]).cumcount()
+    rows = [make_row(**{k: v for k, v in r.items() if k != "process_index"}, script_sha256="x" * 64)
+            for r in frame.to_dict("records")]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
+    cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
+    monkeypatch.setattr(carryover, "figure_carry", lambda frame: pytest.fail("the count made a table"))
+    ctx = Context(cat, "docs/page.md", lambda target: target, [].append, cache=BuildCache())
+    assert "1 of 3 that could be compared" in expand("Over every figure, <!-- bench:carryover-count -->.", ctx)
+
+
+def test_a_file_whose_every_row_records_after_is_read_without_grouping_its_runs(monkeypatch):
+    """Where every row names its predecessor (every file the harness writes now), nothing is left
+    to derive from ``seq``, and no run is grouped to find out."""
+    frame = _with_after(_runs(factor=1.0, runs=2, rounds=3))
+    frame["after"] = frame["after"].where(frame["after"].ne(""), "heavy|completed|n=512")  # a first sample's
+    want = pd.Series(frame["after"].to_numpy(dtype=object), index=frame.index, dtype=object)
+    monkeypatch.setattr(pd.Series, "groupby", lambda *a, **k: pytest.fail("grouped the runs"))
+    assert carryover.predecessors(frame).equals(want)

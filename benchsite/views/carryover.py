@@ -56,6 +56,8 @@ def predecessors(frame: pd.DataFrame, cells: pd.Series | None = None) -> pd.Seri
     if "after" not in frame:
         return _from_seq(frame, keys, cells)
     given = frame["after"].astype(object).where(frame["after"].notna(), "").astype(str)
+    if (given.to_numpy(dtype=object) != "").all():  # every row records it (every file the harness writes now)
+        return pd.Series(given.to_numpy(dtype=object), index=frame.index, dtype=object)
     recorded = given.ne("").groupby([frame[k] for k in keys]).transform("any")
     # where every run records ``after`` (as every file the harness writes now), no order to derive
     derived = None if recorded.all() else _from_seq(frame, keys, cells)
@@ -212,34 +214,62 @@ def most_different(candidates: dict[str, pd.Series]) -> tuple[str | None, pd.Ser
     return overall, pd.Series(picked, dtype=float).rename_axis("run"), same
 
 
-def figure_carry(frame: pd.DataFrame) -> list[Carry]:
-    """Every cell of one figure's results on one machine, in the order the file first has them."""
+def _after_cells(frame: pd.DataFrame) -> tuple[pd.Series, tuple[np.ndarray, ...], dict[object, dict[object, Group]]]:
+    """(each row's cell; the rows with a known predecessor: their cells, predecessors, runs and
+    times; the per-run medians of those grouped by cell and predecessor)."""
     cells = cell_names(frame)
     before = predecessors(frame, cells)
     known = before.notna().to_numpy()
     times, runs = frame["time_s"].to_numpy(dtype=float)[known], frame["run"].to_numpy()[known]
     mine, prev = cells.to_numpy(dtype=object)[known], before.to_numpy(dtype=object)[known].astype(str)
-    by_prev = _grouped_medians([mine, prev, runs], times)
+    return cells, (mine, prev, runs, times), _grouped_medians([mine, prev, runs], times)
+
+
+def _first(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each cell's first row (its variant, params and boundary), in the file's order."""
+    return frame[["variant", "params", "boundary"]].drop_duplicates(["variant", "params"])
+
+
+def _moved(candidates: dict[str, pd.Series]) -> tuple[str | None, pd.Series, int, stats.Verdict | None]:
+    """:func:`most_different` of a cell's candidates, and the paired rule on its per-run ratios."""
+    if not candidates:
+        return None, _NO_RATIOS, 0, None
+    moved_by, ratios, same = most_different(candidates)
+    return moved_by, ratios, same, stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size))
+
+
+def figure_carry(frame: pd.DataFrame) -> list[Carry]:
+    """Every cell of one figure's results on one machine, in the order the file first has them."""
+    cells, (mine, prev, runs, times), by_prev = _after_cells(frame)
     # after any other cell; after itself is by_prev's group of the cell itself (the same samples)
     other = prev != mine.astype(str)
     by_others = _grouped_medians([mine[other], runs[other]], times[other])
-    first = frame[["variant", "params", "boundary"]].drop_duplicates(["variant", "params"])
+    first = _first(frame)
     lead = frame.groupby(cells)["lead_in"].agg(["min", "max"]) if "lead_in" in frame else None
     leads = dict(zip(lead.index, zip(lead["min"], lead["max"]))) if lead is not None else {}
     out = []
     for cell, variant, params, boundary in zip(cells[first.index], first["variant"], first["params"],
                                                first["boundary"]):
         candidates = _candidates(by_prev, cell)
-        moved_by, ratios, same = most_different(candidates) if candidates else (None, _NO_RATIOS, 0)
+        moved_by, ratios, same, verdict = _moved(candidates)
         span = None
         if lead is not None and pd.notna(leads[cell][0]):
             span = (int(leads[cell][0]), int(leads[cell][1]))
         out.append(Carry(str(variant), "" if pd.isna(params) else str(params), str(boundary),
                          _per_run(by_prev, (cell, cell)), _per_run(by_others, (cell, None)), len(candidates),
-                         moved_by,
-                         ratios.to_numpy(), same, stats.paired_verdict(ratios.to_numpy(), np.ones(ratios.size))
-                         if moved_by else None, span))
+                         moved_by, ratios.to_numpy(), same, verdict, span))
     return out
+
+
+def figure_counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
+    """``counts(figure_carry(frame))``, made without what only the table shows (the medians after
+    itself and after any other cell, the lead-in calls): what the count over every figure of a
+    machine (:func:`count_marker`) asks of each."""
+    cells, _, by_prev = _after_cells(frame)
+    verdicts = [_moved(_candidates(by_prev, cell))[3] for cell in cells[_first(frame).index]]
+    compared = [v for v in verdicts if v is not None and v.runs >= stats.PAIRED_MIN_RUNS]
+    results = [v for v in compared if v.is_result]
+    return len(verdicts), len(compared), len(results), sum(v.ratio > 1 for v in results)
 
 
 # --- text ------------------------------------------------------------------------------------
@@ -346,7 +376,7 @@ def count_marker(args: list[str], ctx) -> str:
         raise ValueError(f"no valid results on {machine}")
     total = [0, 0, 0, 0]
     for frame in frames:
-        total = [t + n for t, n in zip(total, counts(figure_carry(frame)))]
+        total = [t + n for t, n in zip(total, figure_counts(frame))]
     return str(render.value(count_sentence(*total),
                             f"benchsite/views/carryover.py over {len(frames)} figures on {machine}"))
 
