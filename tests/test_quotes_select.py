@@ -108,3 +108,14 @@ def test_a_frames_numbering_goes_with_the_frame():
     del frame
     gc.collect()
     assert key not in quotes._CODED
+
+
+def test_the_same_rows_are_taken_once_per_frame_whichever_filters_name_them():
+    """A page's value, its claim and its ratio ask the same rows again: they are taken from the frame
+    once (the frame every caller is handed is read, never changed), by filters or a variant pair."""
+    frame = _frame()
+    first = quotes.select(frame, {"variant": "a", "boundary": "completed"})
+    assert quotes.select(frame, {"boundary": "completed", "variant": "a"}) is first
+    assert quotes.pair(frame, {"boundary": "completed"}, FIG).a is first
+    assert quotes.select(frame, {"variant": "b"}) is not first
+    assert quotes.select(_frame(), {"variant": "a", "boundary": "completed"}) is not first  # another frame

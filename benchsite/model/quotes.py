@@ -61,7 +61,18 @@ def _matching(frame: pd.DataFrame, filters: dict[str, str]) -> np.ndarray | None
 
 
 def _rows(frame: pd.DataFrame, keep: np.ndarray | None, filters: dict[str, str]) -> pd.DataFrame:
-    rows = frame if keep is None else frame[keep]
+    """``frame[keep]`` (the frame itself for no filter; :class:`NoRows` for none), one frame per set
+    of rows while ``frame`` lives: a page's values, claims and ratios ask the same rows again and
+    again (a third of a chapter's selections are new). Like the frame itself when nothing filters,
+    the rows are handed to every caller that asks for them: read, never changed."""
+    if keep is None:
+        rows = frame
+    else:
+        kept = _entry(frame)[2]
+        key = np.packbits(keep).tobytes()
+        rows = kept.get(key)
+        if rows is None:
+            rows = kept[key] = frame[keep]
     if rows.empty:
         raise _no_rows(frame, filters)
     return rows
@@ -75,18 +86,24 @@ def _no_rows(frame: pd.DataFrame, filters: dict[str, str]) -> NoRows:
 # A page asks hundreds of selections of the same few frames (a figure's samples on a machine, a
 # table row's): each column a filter names is made text and numbered once per frame, and a value
 # is then found by comparing numbers (comparing the text of every row each time was most of a
-# chapter's prose values). Kept while the frame lives, by the frame itself (a frame is never
-# changed once loaded); a frame made for one selection is numbered like any other.
-_CODED: dict[int, tuple[weakref.ref, dict[str, tuple[np.ndarray, dict[str, int]]]]] = {}
+# chapter's prose values); each set of rows is taken once (``_rows``). Kept while the frame
+# lives, by the frame itself (a frame is never changed once loaded); a frame made for one
+# selection is numbered like any other.
+_Coded = dict[str, tuple[np.ndarray, dict[str, int]]]
+_CODED: dict[int, tuple[weakref.ref, _Coded, dict[bytes, pd.DataFrame]]] = {}
+
+
+def _entry(frame: pd.DataFrame) -> tuple[weakref.ref, _Coded, dict[bytes, pd.DataFrame]]:
+    entry = _CODED.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        entry = _CODED[id(frame)] = (weakref.ref(frame, functools.partial(_forget, id(frame))), {}, {})
+    return entry
 
 
 def _codes(frame: pd.DataFrame, col: str) -> tuple[np.ndarray, dict[str, int]]:
     """Each row's number for the text of its value in ``col`` (-1 for a missing value, which
     ``astype(str)`` leaves missing in a column of text), and the number of each text."""
-    entry = _CODED.get(id(frame))
-    if entry is None or entry[0]() is not frame:
-        entry = _CODED[id(frame)] = (weakref.ref(frame, functools.partial(_forget, id(frame))), {})
-    columns = entry[1]
+    columns = _entry(frame)[1]
     if col not in columns:
         codes, texts = pd.factorize(frame[col].astype(str))
         columns[col] = (codes, {text: number for number, text in enumerate(texts.tolist())})
