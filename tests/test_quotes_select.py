@@ -119,3 +119,34 @@ def test_the_same_rows_are_taken_once_per_frame_whichever_filters_name_them():
     assert quotes.pair(frame, {"boundary": "completed"}, FIG).a is first
     assert quotes.select(frame, {"variant": "b"}) is not first
     assert quotes.select(_frame(), {"variant": "a", "boundary": "completed"}) is not first  # another frame
+
+
+def _metric_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    frame = _frame().assign(time_s=rng.lognormal(-9, 0.3, 12), bytes_moved=[4096.0, np.nan, 8192.0] * 4,
+                            max_rel_error=rng.choice([0.0, 1e-7, 3e-7], 12), flops=np.nan, size_bytes=1024.0)
+    return frame.assign(variant=["a", "b"] * 6)
+
+
+@pytest.mark.parametrize("name", ["bandwidth", "flop_rate", "error", "size"])
+@pytest.mark.parametrize("filters", [{"variant": "a"}, {"variant": "b"}, {"boundary": "completed"}])
+def test_a_metric_value_is_the_number_metrics_summary_gives(name, filters):
+    """``stat=bandwidth`` and its kin: one variant's rows by the table's numbers, several variants'
+    by ``metrics.summary``: the same Summary, NaN runs and all, or no data for none."""
+    from benchsite.model import metrics
+
+    frame = _metric_frame()
+    want = metrics.summary(quotes.select(frame, dict(filters)), name)
+    if want is None:
+        with pytest.raises(ValueError, match=f"carry no {name} data"):
+            quotes.metric(frame, dict(filters), name)
+    else:
+        assert repr(quotes.metric(frame, dict(filters), name)) == repr(want)
+
+
+def test_one_variants_metric_is_not_grouped_by_pandas(monkeypatch):
+    from benchsite.model import metrics
+
+    want = metrics.summary(quotes.select(_metric_frame(), {"variant": "a"}), "bandwidth")
+    monkeypatch.setattr(metrics, "summary", lambda rows, name: pytest.fail("grouped by pandas"))
+    assert quotes.metric(_metric_frame(), {"variant": "a"}, "bandwidth") == want
