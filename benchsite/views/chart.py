@@ -164,39 +164,53 @@ def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) 
     ys = y_of(times)
     samples = rows["sample"].to_numpy()[order] if "sample" in rows else np.arange(len(rows))
     cells, cell_medians = _cells(rows["variant"].to_numpy()[order], rows["run"].to_numpy()[order], times)
+    # Every (variant, run) drawn, variant by variant, its runs in legend order; then every number of
+    # the panel at once: each dot placed and rounded (``_paths``: dot_path's rule, the same numbers as
+    # each run's dots alone), each median tick and band placed (elementwise, as one at a time).
+    drawn = [(i, variant, [(j, run, cells[(variant, run)]) for j, run in enumerate(runs) if (variant, run) in cells])
+             for i, variant in enumerate(variants)]
+    drawn = [(i, variant, here) for i, variant, here in drawn if here]
+    most = max((len(at) for at in cells.values()), default=0)
+    if not drawn:
+        return [], [], [], most
+    here_all = [cell for _, _, here in drawn for cell in here]
+    x0s = [fr.left + fr.slot * i for i, _, _ in drawn]
+    centres = [x0 + fr.slot * 0.08 + fr.strip * (j + 0.5) for x0, (_, _, here) in zip(x0s, drawn) for j, _, _ in here]
+    counts = np.array([len(at) for _, _, at in here_all])
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    k = np.arange(int(ends[-1])) - np.repeat(starts, counts)  # each dot's place in its run
+    xs = np.rint(np.repeat(np.array(centres), counts) + _jitter_at(k) * fr.strip * 0.8)  # whole units
+    every = np.concatenate([at for _, _, at in here_all])
+    runs_d = _paths(xs, ys[every], starts.tolist(), ends.tolist())
+    # Which runs' samples are numbered 0, 1, 2, ... in order (no data-samples then).
+    plain = np.logical_and.reduceat(samples[every] == k, starts).tolist()
+    run_medians = [float(cell_medians[(variant, run)]) for _, variant, here in drawn for _, run, _ in here]
+    median_ys = y_of(run_medians).tolist()
+    per_variant = np.cumsum([0] + [len(here) for _, _, here in drawn]).tolist()
+    spans = [run_medians[a:b] for a, b in zip(per_variant[:-1], per_variant[1:])]
+    band_ys = y_of([v for span in spans for v in (max(span), min(span))]).tolist()
+    tick_w, band_w = _f(fr.strip * 0.9), _f(fr.slot * 0.9)  # every median tick's width, every band's
+    run_attr = {run: escape(str(run)) for run in runs}  # as the template would write them
     groups, bands, medians = [], [], []
-    for i, variant in enumerate(variants):
-        here = [(j, run, cells[(variant, run)]) for j, run in enumerate(runs) if (variant, run) in cells]
-        if not here:
-            continue
-        x0 = fr.left + fr.slot * i
-        run_medians = [float(cell_medians[(variant, run)]) for _, run, _ in here]
-        y_lo, y_hi = y_of([max(run_medians), min(run_medians)])
-        bands.append({"x": _f(x0 + fr.slot * 0.05), "y": _f(y_lo), "w": _f(fr.slot * 0.9),
-                      "h": _f(max(y_hi - y_lo, 1.0))})
+    for n, ((_, variant, _), x0) in enumerate(zip(drawn, x0s)):
+        y_lo, y_hi = band_ys[2 * n], band_ys[2 * n + 1]
+        bands.append({"x": _f(x0 + fr.slot * 0.05), "y": _f(y_lo), "w": band_w, "h": _f(max(y_hi - y_lo, 1.0))})
         paths = []
-        # Every run's dots of this variant placed and rounded at once, each run's path then written
-        # from its slice (_paths: dot_path's rule, the same numbers as each run's dots alone).
-        centres = [x0 + fr.slot * 0.08 + fr.strip * (j + 0.5) for j, _, _ in here]
-        counts = np.array([len(at) for _, _, at in here])
-        ends = np.cumsum(counts)
-        starts = ends - counts
-        k = np.arange(int(ends[-1])) - np.repeat(starts, counts)  # each dot's place in its run
-        xs = np.rint(np.repeat(np.array(centres), counts) + _jitter_at(k) * fr.strip * 0.8)  # whole units
-        every = np.concatenate([at for _, _, at in here])
-        runs_d = _paths(xs, ys[every], starts.tolist(), ends.tolist())
-        for (j, run, at), median, centre, d in zip(here, run_medians, centres, runs_d):
-            numbers = samples[at].tolist()
-            listed = "" if numbers == list(range(len(numbers))) else " ".join(map(str, numbers))
-            shown = f' data-samples="{escape(listed)}"' if listed else ""
-            paths.append(f'<path data-run="{escape(str(run))}"{shown} stroke="{escape(PALETTE[j % len(PALETTE)])}" '
-                         f'd="{escape(d)}"/>\n')
-            y = float(y_of([median])[0])
-            medians.append(f"M{_f(centre - fr.strip * 0.45)} {_f(y)}h{_f(fr.strip * 0.9)}")
+        for c in range(per_variant[n], per_variant[n + 1]):
+            j, run, at = here_all[c]
+            # the path is digits, signs, dots, spaces and path letters (_paths): nothing to escape
+            shown = "" if plain[c] else f' data-samples="{escape(" ".join(map(str, samples[at].tolist())))}"'
+            paths.append(f'<path data-run="{run_attr[run]}"{shown} stroke="{_STROKE[j % len(PALETTE)]}" '
+                         f'd="{runs_d[c]}"/>\n')
+            medians.append(f"M{_f(centres[c] - fr.strip * 0.45)} {_f(median_ys[c])}h{tick_w}")
         # A run's dots as finished markup (escaped as the template would): a chart has hundreds of
         # paths, and Jinja's loop over them was most of its rendering.
         groups.append({"variant": variant, "paths": Markup("".join(paths))})
-    return groups, bands, medians, max((len(at) for at in cells.values()), default=0)
+    return groups, bands, medians, most
+
+
+_STROKE = [str(escape(colour)) for colour in PALETTE]  # as the template would write them
 
 
 def _cells(variants: np.ndarray, runs: np.ndarray, times: np.ndarray) -> tuple[dict, dict]:
@@ -204,16 +218,22 @@ def _cells(variants: np.ndarray, runs: np.ndarray, times: np.ndarray) -> tuple[d
     ``groupby(["variant", "run"], sort=False)`` gives as ``indices`` and ``["time_s"].median()``, in
     numpy (one stable sort of the cells), each median ``stats.median_of``'s, as pandas takes it (the
     times are validated: no NaN)."""
-    keys = list(zip(variants.tolist(), runs.tolist()))
-    seen: dict = {}
-    codes = np.fromiter(map(lambda k: seen.setdefault(k, len(seen)), keys), dtype=np.intp, count=len(keys))
+    if not len(variants):
+        return {}, {}
+    # Each sample's cell as one number: its variant's and its run's place among their distinct values.
+    variant_codes, variant_values = pd.factorize(variants, use_na_sentinel=False)
+    run_codes, run_values = pd.factorize(runs, use_na_sentinel=False)
+    codes = variant_codes.astype(np.intp) * len(run_values) + run_codes
     by_code = np.argsort(codes, kind="stable")  # each cell's positions together, ascending
-    starts = np.flatnonzero(np.r_[True, codes[by_code][1:] != codes[by_code][:-1]]) if len(keys) else []
-    stops = np.r_[starts[1:], len(keys)] if len(keys) else []
+    sorted_codes = codes[by_code]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    stops = np.r_[starts[1:], len(codes)]
+    variant_values, run_values = variant_values.tolist(), run_values.tolist()
     cells, medians = {}, {}
-    for start, stop in zip(list(starts), list(stops)):
+    for start, stop in zip(starts.tolist(), stops.tolist()):
         at = by_code[start:stop]
-        key = keys[at[0]]
+        first = int(at[0])
+        key = (variant_values[variant_codes[first]], run_values[run_codes[first]])
         cells[key] = at
         medians[key] = stats.median_of(sorted(times[at].tolist()))
     return cells, medians
