@@ -85,11 +85,15 @@ def spread_text(tab: Table, rule: str | None = None) -> Markup:
 
 def _warm_compiles(frame: pd.DataFrame) -> dict | None:
     """Warm samples that compiled inside the timed window: their time includes a compile."""
-    warm = frame[(frame["boundary"] != "first-call") & (frame["compiles"] > 0)]
-    if warm.empty:
+    # In numpy, not a filtered copy of the whole frame: only the count and the variants are shown.
+    with np.errstate(invalid="ignore"):  # an empty count (NaN) is no compile, as pandas compares it
+        compiled = frame["compiles"].to_numpy(dtype=float, na_value=np.nan) > 0
+    warm = (frame["boundary"].to_numpy() != "first-call") & compiled
+    count = int(np.count_nonzero(warm))
+    if not count:
         return None
-    return {"count": len(warm), "text": fmt.count(len(warm), "warm sample"),
-            "variants": ", ".join(sorted({str(v) for v in warm["variant"]}))}
+    return {"count": count, "text": fmt.count(count, "warm sample"),
+            "variants": ", ".join(sorted({str(v) for v in frame["variant"].to_numpy()[warm]}))}
 
 
 def detail_list(frame: pd.DataFrame, source: str) -> Markup:
