@@ -332,3 +332,16 @@ def test_a_file_whose_every_row_records_after_is_read_without_grouping_its_runs(
     want = pd.Series(frame["after"].to_numpy(dtype=object), index=frame.index, dtype=object)
     monkeypatch.setattr(pd.Series, "groupby", lambda *a, **k: pytest.fail("grouped the runs"))
     assert carryover.predecessors(frame).equals(want)
+
+
+def test_the_count_of_a_figure_is_its_tables_at_the_edges():
+    """``figure_counts`` against ``counts(figure_carry(...))`` where the two could part: exactly
+    ``PAIRED_MIN_RUNS`` runs (a verdict on as many runs as the rule needs is compared), and a cell
+    measured at two boundaries (the table has one line per variant and params, so has the count)."""
+    exact = _runs(factor=2.0, runs=stats.PAIRED_MIN_RUNS)
+    twice = _runs(factor=2.0, seed=3)
+    twice.loc[twice["variant"].eq("light") & twice["params"].eq("n=8") & twice["run"].mod(2).eq(0),
+              "boundary"] = "dispatch"
+    for frame in (exact, twice):
+        assert carryover.figure_counts(frame) == carryover.counts(carryover.figure_carry(frame))
+    assert carryover.figure_counts(exact)[1] >= 1  # some cell compared on exactly the runs the rule needs
