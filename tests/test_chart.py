@@ -137,6 +137,16 @@ def test_every_run_has_its_own_colour():
     assert re.findall(r"run (\d+)</span>", svg) == [str(r) for r in range(runs)]  # the legend
 
 
+def test_a_runs_colour_is_the_same_in_every_variant():
+    """A run's dots take its legend colour (its place among the runs) in every variant, also in a
+    variant that lacks a run: the colour follows the run, not the path's place in the panel."""
+    frame = rows([1e-3, 2e-3], variants=("a", "b", "c"), runs=4)
+    frame = frame[~((frame["variant"] == "b") & (frame["run"] == 0))]
+    svg = chart.sample_chart([("", frame)], ["a", "b", "c"], "t")
+    drawn = re.findall(r'<path data-run="(\d+)"(?: data-samples="[^"]*")? stroke="(#[0-9A-Fa-f]{6})"', svg)
+    assert len(drawn) == 3 * 4 - 1
+    assert all(colour == chart.PALETTE[int(run)] for run, colour in drawn)
+
 def test_the_tooltip_has_what_it_reads():
     svg = chart.sample_chart([("a", rows([1e-3, 3e-3], variants=("x", "y")))], ["x", "y"], "t")
     (panel,) = panels_of(svg)
