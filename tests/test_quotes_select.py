@@ -150,3 +150,54 @@ def test_one_variants_metric_is_not_grouped_by_pandas(monkeypatch):
     want = metrics.summary(quotes.select(_metric_frame(), {"variant": "a"}), "bandwidth")
     monkeypatch.setattr(metrics, "summary", lambda rows, name: pytest.fail("grouped by pandas"))
     assert quotes.metric(_metric_frame(), {"variant": "a"}, "bandwidth") == want
+
+
+def test_what_a_page_is_handed_is_left_as_it_was_taken(tmp_path):
+    """``select`` and ``pair`` hand every caller the same frame for the same rows (and the frame
+    itself where nothing filters): after a page's markers (values of every kind, a ranking, a detail
+    list, claims) have read them, each kept set of rows is still ``frame[mask]`` of the frame as it
+    was loaded, and each column's numbering still the frame's. A caller that changed what it was
+    handed would change every later caller's numbers."""
+    from benchkit import results
+    from benchsite.build.buildcache import BuildCache
+    from benchsite.model.catalog import Catalog
+    from benchsite.pages.markers import Context, expand
+    from test_results import make_row
+
+    script = tmp_path / "demo.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-demo", stem="demo", script=script, title="t", caption="c", chapter="index.md",
+                 variants=("a", "b"), ratio=("a", "b"), group_by=("n",))
+    rng = np.random.default_rng(3)
+    rows = [make_row(variant=v, params=f"n={n}", run=r, sample=s, bytes_moved=4096 * n,
+                     time_s=float(rng.lognormal(-9, 0.2)) * (1 + (v == "a")), detail="" if s else f"compiled {v}",
+                     max_rel_error=float(rng.choice([1e-7, 3e-7])))
+            for v in ("a", "b") for n in (8, 16) for r in range(6) for s in range(4)]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
+    cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
+    frames = [cat.table("fig-demo", "cpu-test-2c").frame, cat.frame("fig-demo", "cpu-test-2c")]
+    loaded = [frame.copy(deep=True) for frame in frames]
+    stats_ = ["median", "min", "mean", "rate", "compiles", "ratio", "diff", "lost", "verdict", "same margin=0.5",
+              "range", "within", "runs", "field key=n", "detail", "bandwidth", "error", "error-ratio"]
+    two = ("ratio", "diff", "lost", "verdict", "same margin=0.5", "error-ratio")  # of a pair: no variant=
+    page = "\n".join([*(f"<!-- bench:value fig-demo stat={s} {f} -->" for s in stats_
+                        for f in ("", "n=8", "variant=a n=16") if not (f.startswith("variant") and s in two)),
+                      "<!-- bench:ranked fig-demo variant=a by=n -->", "<!-- bench:detail fig-demo variant=b -->",
+                      "<!-- bench:detail fig-demo -->",
+                      'A <!-- bench:claim fig-demo ratio(n="last") > 1 -->is slower<!-- /bench:claim -->.'])
+    problems = []
+    ctx = Context(cat, "docs/page.md", lambda target: target, problems.append, cache=BuildCache())
+    expand(page, ctx)
+    assert not problems
+    checked = 0
+    for frame, was in zip(frames, loaded):
+        pd.testing.assert_frame_equal(frame, was, check_exact=True)
+        _, columns, kept = quotes._entry(frame)
+        for key, taken in kept.items():
+            mask = np.unpackbits(np.frombuffer(key, dtype=np.uint8))[:len(frame)].astype(bool)
+            pd.testing.assert_frame_equal(taken, was[mask], check_exact=True)
+            checked += 1
+        for col, (codes, numbers) in columns.items():
+            texts = was[col].astype(str).to_numpy()
+            assert all(texts[i] == text for text, number in numbers.items() for i in np.flatnonzero(codes == number))
+    assert checked >= 5
