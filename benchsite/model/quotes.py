@@ -228,7 +228,8 @@ def within(frame: pd.DataFrame, opts: dict[str, str]) -> float:
 def metric(frame: pd.DataFrame, opts: dict[str, str], name: str) -> stats.Summary:
     """A quantity other than time (``metrics``) over runs. Rows of one variant (as a sentence's
     value mostly names them) take it by the table's own numbers (``metrics.by_variant``: numpy,
-    where ``metrics.summary`` groups with pandas, several times slower a call), the same to the bit."""
+    where ``metrics.summary`` groups with pandas, several times slower a call): the same numbers to the
+    bit, but for the sign of a zero median where a run's values mix 0.0 and -0.0 (then the table's)."""
     rows = select(frame, opts)
     variants = set(rows["variant"].tolist())
     found = (metrics.by_variant(rows, name)[variants.pop()] if len(variants) == 1
