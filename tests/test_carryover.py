@@ -147,11 +147,12 @@ def test_the_table_and_the_count_say_what_was_computed():
     assert "no lead-in" in carryover.lead_in_note(carries)
 
 
-def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_path):
+def _demo_catalog(tmp_path):
+    """A catalog of one figure, fig-demo, on one machine: ``_runs(factor=2.0)`` (a ``light n=8``
+    sample that follows ``heavy n=512`` takes twice as long), written as a results file and read back."""
     from benchkit import results
     from benchsite.model.catalog import Catalog
     from benchsite.model.figures import Figure
-    from benchsite.pages.markers import Context, expand
     from test_results import make_row
 
     script = tmp_path / "demo.py"
@@ -163,7 +164,13 @@ def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_pa
     rows = [make_row(**{k: v for k, v in r.items() if k != "process_index"}, script_sha256="x" * 64)
             for r in frame.to_dict("records")]
     results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
-    cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
+    return Catalog.build(tmp_path / "results", {"fig-demo": fig})
+
+
+def test_the_markers_render_the_table_and_the_count_from_a_results_folder(tmp_path):
+    from benchsite.pages.markers import Context, expand
+
+    cat = _demo_catalog(tmp_path)
     problems = []
     page = "<!-- bench:carryover fig-demo -->\n\nOver every figure, <!-- bench:carryover-count -->."
     ctx = Context(cat, "docs/page.md", lambda target: "../" + target, problems.append, cache=BuildCache())
@@ -303,22 +310,9 @@ def test_the_count_of_a_figure_is_the_count_of_its_table():
 def test_the_count_marker_makes_no_table(tmp_path, monkeypatch):
     """The count over every figure of a machine is made without each figure's table (its medians
     after itself and after any other cell, its lead-in calls): the count alone."""
-    from benchkit import results
-    from benchsite.model.catalog import Catalog
-    from benchsite.model.figures import Figure
     from benchsite.pages.markers import Context, expand
-    from test_results import make_row
 
-    script = tmp_path / "demo.py"
-    script.write_text("FIGURE = {}\n")
-    fig = Figure(id="fig-demo", stem="demo", script=script, title="Demo", caption="c", chapter="index.md",
-                 variants=("light", "heavy"), group_by=("n",))
-    frame = _runs(factor=2.0)
-    frame["sample"] = frame.groupby(["run", "variant", "params"]).cumcount()
-    rows = [make_row(**{k: v for k, v in r.items() if k != "process_index"}, script_sha256="x" * 64)
-            for r in frame.to_dict("records")]
-    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "demo.csv", results.to_csv_text(rows))
-    cat = Catalog.build(tmp_path / "results", {"fig-demo": fig})
+    cat = _demo_catalog(tmp_path)
     monkeypatch.setattr(carryover, "figure_carry", lambda frame: pytest.fail("the count made a table"))
     ctx = Context(cat, "docs/page.md", lambda target: target, [].append, cache=BuildCache())
     assert "1 of 3 that could be compared" in expand("Over every figure, <!-- bench:carryover-count -->.", ctx)
