@@ -105,7 +105,7 @@ class Carry:
     @property
     def compared(self) -> bool:
         """A preceding cell with enough runs for the paired rule to decide anything."""
-        return self.verdict is not None and self.verdict.runs >= stats.PAIRED_MIN_RUNS
+        return _decides(self.verdict)
 
     @property
     def above(self) -> int:
@@ -266,10 +266,7 @@ def figure_counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
     itself and after any other cell, the lead-in calls): what the count over every figure of a
     machine (:func:`count_marker`) asks of each."""
     cells, _, by_prev = _after_cells(frame)
-    verdicts = [_moved(_candidates(by_prev, cell))[3] for cell in cells[_first(frame).index]]
-    compared = [v for v in verdicts if v is not None and v.runs >= stats.PAIRED_MIN_RUNS]
-    results = [v for v in compared if v.is_result]
-    return len(verdicts), len(compared), len(results), sum(v.ratio > 1 for v in results)
+    return _tally([_moved(_candidates(by_prev, cell))[3] for cell in cells[_first(frame).index]])
 
 
 # --- text ------------------------------------------------------------------------------------
@@ -314,10 +311,19 @@ def table(carries: Iterable[Carry], verdict=lambda v: v.text) -> str:
 def counts(carries: Iterable[Carry]) -> tuple[int, int, int, int]:
     """(cells, cells compared, of those a result, of those a result with the cell slower after
     the preceding one than after itself)."""
-    carries = list(carries)
-    compared = [c for c in carries if c.compared]
-    results = [c for c in compared if c.verdict.is_result]
-    return len(carries), len(compared), len(results), sum(c.verdict.ratio > 1 for c in results)
+    return _tally([c.verdict for c in carries])
+
+
+def _decides(verdict: stats.Verdict | None) -> bool:
+    """Whether a cell's verdict came from enough runs for the paired rule to decide anything."""
+    return verdict is not None and verdict.runs >= stats.PAIRED_MIN_RUNS
+
+
+def _tally(verdicts: list[stats.Verdict | None]) -> tuple[int, int, int, int]:
+    """:func:`counts` of the cells' verdicts (None: a cell with no preceding cell to compare)."""
+    compared = [v for v in verdicts if _decides(v)]
+    results = [v for v in compared if v.is_result]
+    return len(verdicts), len(compared), len(results), sum(v.ratio > 1 for v in results)
 
 
 def count_sentence(cells: int, compared: int, results: int, slower: int) -> str:
