@@ -20,9 +20,8 @@ FIGURE = {
         "<!-- bench:claim fig-simulated-devices "
         "median(\"step\", devices=\"8\") > 0.4 * median(\"step\", devices=\"1\") "
         "-->Eight simulated devices did not make the step anywhere near eight times faster<!-- /bench:claim -->: "
-        "they are threads on the machine's cores, so the device time per step (step time times devices) grew "
-        "with every device added, and a sharded program prototyped on one CPU shows the overhead of sharding "
-        "without its speed-up."
+        "they are threads sharing the machine's cores, so a sharded program prototyped on one CPU shows the "
+        "overhead of sharding without its speed-up."
     ),
     "chapter": "timing-sharded-programs.md",
     "group_by": ["devices"],
