@@ -407,6 +407,28 @@ def test_machine_tabs_switch(built_site, serve, page):
     assert page.problems == []
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_machine_tab_link_lands_on_its_figures_title_with_that_tab_open(built_site, serve, browser, width):
+    """A review link to one machine's tab of a chapter's figure opens that tab and shows the figure's
+    title and caption, below the theme's header: what was measured comes before the machine's numbers,
+    as for the figure's own anchor (the tabs script scrolls to the heading, not to the tab strip)."""
+    (other,) = [p.parent.name for p in (REPO / "results").glob("*/dispatch_vs_completion.csv")
+                if p.parent.name != REFERENCE]
+    fig = "fig-dispatch-vs-completion"
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 844})
+    pg = watched(context.new_page(), [])
+    pg.goto(serve(built_site) + f"/what-the-clock-caught/#{fig}--{other}", wait_until="load")
+    pg.wait_for_timeout(300)  # past the theme's own handling of the fragment
+    assert pg.locator(f"[id='{fig}--{other}']").is_checked()
+    header = pg.evaluate("document.querySelector('.md-header').getBoundingClientRect().bottom")
+    heading = pg.locator(f"h3[id='{fig}']").bounding_box()
+    caption = pg.locator(f".bench-figure[data-figure='{fig}'] .bench-caption").bounding_box()
+    assert header - 1 <= heading["y"] < 844 / 2, (header, heading)
+    assert caption["y"] < 844, caption
+    assert pg.problems == []
+    context.close()
+
+
 def test_lesson_notebook_renders_with_outputs_and_folds(built_site, serve, page):
     page.goto(serve(built_site) + "/lessons/benchmark-async-work/")
     assert page.locator(".jp-OutputArea-output, .output_area, .jp-RenderedText").count() > 0

@@ -1,15 +1,27 @@
 // Machine tabs (benchsite/templates/tabs.html): an address whose #fragment names a tab's input
-// opens that tab and scrolls to it; choosing a tab puts its id in the address bar, so the address
+// (<figure id>--<machine>) opens that tab and scrolls to the figure's heading where the page has
+// one (a chapter: its title and caption say what was measured), else to the tabs, in both cases
+// below the theme's sticky header; choosing a tab puts its id in the address bar, so the address
 // links what the reader sees. Without JavaScript the first tab shows and the labels still switch.
 (function () {
-  function openFromHash() {
+  function tabOfHash() {
     var id = decodeURIComponent(location.hash.slice(1));
-    if (!id) return;
-    var input = document.getElementById(id);
-    if (!input || !input.classList.contains("bench-tab-input")) return;
+    var input = id ? document.getElementById(id) : null;
+    return input && input.classList.contains("bench-tab-input") ? input : null;
+  }
+  function place(input) {
+    var heading = document.getElementById(input.id.split("--")[0]);
+    var target = heading && /^H[1-6]$/.test(heading.tagName) ? heading : input.closest(".bench-tabs");
+    if (!target) return;
+    var header = document.querySelector(".md-header");
+    var below = header ? Math.max(header.getBoundingClientRect().bottom, 0) : 0;
+    window.scrollTo(0, window.scrollY + target.getBoundingClientRect().top - below - 8);
+  }
+  function openFromHash() {
+    var input = tabOfHash();
+    if (!input) return;
     input.checked = true;
-    var set = input.closest(".bench-tabs");
-    if (set) set.scrollIntoView({block: "start"});
+    place(input);
   }
   document.addEventListener("change", function (event) {
     var input = event.target;
@@ -18,6 +30,12 @@
     }
   });
   window.addEventListener("hashchange", openFromHash);
+  // The browser scrolls to the fragment's element (the tab's input) once the page has loaded:
+  // placed again after that, so the reader starts at the figure's title.
+  window.addEventListener("load", function () {
+    var input = tabOfHash();
+    if (input) window.requestAnimationFrame(function () { place(input); });
+  });
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", openFromHash);
   } else {
