@@ -34,7 +34,13 @@
   // placed again after that, so the reader starts at the figure's title.
   window.addEventListener("load", function () {
     var input = tabOfHash();
-    if (input) window.requestAnimationFrame(function () { place(input); });
+    if (!input) return;
+    window.requestAnimationFrame(function () {
+      place(input);
+      // That scroll went up: the theme's "Back to top" button would cover the title. A last pixel
+      // down tells it the reader is reading on.
+      window.requestAnimationFrame(function () { window.scrollBy(0, 1); });
+    });
   });
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", openFromHash);
