@@ -138,8 +138,28 @@ class Placed:
     vendor: VendorPeak | None
 
 
-def _label(rows: pd.DataFrame, keys: list[str]) -> str:
-    return ", ".join(f"{k}={rows[f'p_{k}'].iloc[0]}" for k in keys if f"p_{k}" in rows)
+def _label(first: dict[str, object], keys: list[str]) -> str:
+    """A workload's label from its first row's ``p_<key>`` values (the keys the frame has)."""
+    return ", ".join(f"{k}={first[k]}" for k in keys if k in first)
+
+
+def _workloads(frame: pd.DataFrame) -> list[tuple[object, np.ndarray]]:
+    """(variant, positions of its rows) per workload with bytes moved: what
+    ``frame[bytes_moved > 0].groupby(["variant", "params"], sort=False)`` gives (each workload's
+    rows in the frame's order, workloads as first seen, a row with either key missing in none),
+    from one factorization of each key instead of a sub-frame a workload."""
+    moved = frame["bytes_moved"].to_numpy(dtype=float)
+    keep = np.flatnonzero(moved > 0)  # NaN is not > 0
+    variant_codes, variants = pd.factorize(frame["variant"].to_numpy()[keep], use_na_sentinel=True)
+    params_codes, params = pd.factorize(frame["params"].to_numpy()[keep], use_na_sentinel=True)
+    both = (variant_codes >= 0) & (params_codes >= 0)
+    keep, variant_codes = keep[both], variant_codes[both]
+    if not keep.size:
+        return []
+    group, _ = pd.factorize(variant_codes.astype(np.int64) * len(params) + params_codes[both])
+    order = np.argsort(group, kind="stable")  # workload by workload, each one's rows in the frame's order
+    bounds = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1], True]).tolist()
+    return [(variants[variant_codes[order[a]]], keep[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 class _PerRun:
@@ -208,10 +228,12 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
     peaks = vendor_peaks() if peaks is None else peaks  # the vendor table read once, not once a workload
     memory = _PerRun.of(c.memory)
     compute = {dtype: _PerRun.of(series) for dtype, series in c.compute.items() if not series.empty}
-    rows_with = frame[frame["bytes_moved"].notna() & (frame["bytes_moved"] > 0)]
-    for (_variant, _params), rows in rows_with.groupby(["variant", "params"], sort=False):
-        runs, times = rows["run"].to_numpy(), rows["time_s"].to_numpy(dtype=float)
-        flops_all, moved = rows["flops"].to_numpy(dtype=float), rows["bytes_moved"].to_numpy(dtype=float)
+    columns = {col: frame[col].to_numpy() for col in ("run", "dtype", "device_kind", "boundary") if col in frame}
+    times_all, flops_every, moved_all = (frame[col].to_numpy(dtype=float) for col in ("time_s", "flops", "bytes_moved"))
+    by_key = {k: frame[f"p_{k}"].to_numpy() for k in keys if f"p_{k}" in frame}
+    for _variant, at in _workloads(frame):
+        runs, times = columns["run"][at], times_all[at]
+        flops_all, moved = flops_every[at], moved_all[at]
         flops = _median(flops_all)
         computes = flops == flops and flops > 0
         nbytes = _median(moved)
@@ -219,7 +241,7 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
         _, run_times = stats.per_run_medians(runs, times)
         brate_runs, brate = _per_run_rates(runs, moved, run_times)
         rate_runs, rate = _per_run_rates(runs, flops_all, run_times) if computes else (None, np.array([]))
-        dtype = str(rows["dtype"].iloc[0])
+        dtype = str(columns["dtype"][at[0]])
         peak = compute.get(dtype)
         of_ceiling, bound = None, ""
         if not computes and not c.memory.empty:
@@ -229,18 +251,19 @@ def placed(frame: pd.DataFrame, c: Ceilings, keys: list[str],
             per_run = _against(rate_runs, rate, _attainable(peak, memory, intensity), paired)
             of_ceiling = stats.summarize(per_run) if per_run.size else None
             bound = "memory" if memory.median * intensity < peak.median else "compute"
-        vendor = vendor_peak(str(rows["device_kind"].iloc[0]), dtype, peaks)
+        vendor = vendor_peak(str(columns["device_kind"][at[0]]), dtype, peaks)
         of_vendor = None
         if vendor is not None:
             of_vendor = stats.summarize(rate / min(vendor.flops, vendor.bytes_per_s * intensity)) if computes \
                 else stats.summarize(brate / vendor.bytes_per_s)
-        label = _label(rows, keys) or str(_variant)
+        first = {k: values[at[0]] for k, values in by_key.items()}
+        label = _label(first, keys) or str(_variant)
         if str(_variant) != dtype and label != str(_variant):  # variants that are not dtypes tell rows apart
             label = f"{_variant}: {label}"
-        if "boundary" in rows and set(rows["boundary"]) == {"dispatch"}:
+        if "boundary" in columns and set(columns["boundary"][at].tolist()) == {"dispatch"}:
             label += " (a dispatch time: the work had not finished, so this rate was never reached)"
             of_ceiling = of_vendor = None  # no share of a roof for a rate that never happened
-        key = (intensity, str(_variant), *(sort_key(rows[f"p_{k}"].iloc[0]) for k in keys if f"p_{k}" in rows))
+        key = (intensity, str(_variant), *(sort_key(by_key[k][at[0]]) for k in keys if k in by_key))
         out.append((key, Placed(label, dtype, intensity, stats.summarize(rate) if computes else None,
                                 stats.summarize(brate), of_ceiling, bound, of_vendor, vendor)))
     return [p for _, p in sorted(out, key=lambda item: item[0])]
