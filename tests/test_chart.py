@@ -71,6 +71,35 @@ def test_panel_titles_match_their_data_whatever_the_row_order(tmp_path):
     assert 'fill="currentColor"' in svg and 'role="img"' in svg and "<image" not in svg
 
 
+@pytest.mark.parametrize("index", ["positions", "shuffled labels"])
+def test_a_tables_chart_is_drawn_from_each_rows_own_samples(tmp_path, index):
+    """``table_input`` cuts each row's samples from the table frame's columns by the row's place in
+    it (positions for a loaded file's frame, looked up for any other index): the chart is the one
+    drawn from each row's own samples as a frame of ``chart.COLUMNS``, and a row's arrays are those
+    columns' values, row for row."""
+    fig = Figure(id="fig-demo", stem="demo", script=tmp_path / "demo.py", title="Demo", caption="c",
+                 chapter="index.md", variants=("a", "b"), group_by=("n",))
+    rng = np.random.default_rng(5)
+    data = pd.DataFrame([{"variant": v, "run": r, "sample": s, "boundary": "completed", "p_n": n,
+                          "time_s": float(rng.lognormal(-7, 1)), "machine": "m"}
+                         for n in ("8", "64", "16") for v in ("b", "a", "other") for r in range(3) for s in range(4)])
+    data = data.sample(frac=1, random_state=3)  # rows of every table row and variant interleaved
+    if index == "positions":
+        data = data.reset_index(drop=True)
+    else:
+        data.index = rng.permutation(len(data)) * 7 + 100
+    tab = Table.of(data, fig)
+    panels, variants, title = chart.table_input(tab)
+    assert [label for label, _ in panels] == [row.label for row in tab.rows] == ["n=8", "n=16", "n=64"]
+    for (_, got), row in zip(panels, tab.rows):
+        want = row.samples[list(chart.COLUMNS)]
+        assert list(got) == list(chart.COLUMNS)
+        for col in chart.COLUMNS:
+            assert got[col].tolist() == want[col].tolist(), col
+    frames = [(row.label, row.samples[list(chart.COLUMNS)]) for row in tab.rows]
+    assert chart.table_chart(tab) == chart.sample_chart(frames, variants, title)
+
+
 def test_a_spread_over_a_decade_is_log_in_every_panel():
     svg = chart.sample_chart([("a", rows([1e-3, 1.1e-3])), ("b", rows([1e-5, 1.2e-5]))], ["v"], "t")
     assert [axis(p)[0] for p in panels_of(svg)] == ["log", "log"]  # each panel alone spans 1.2x

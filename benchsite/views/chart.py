@@ -12,6 +12,7 @@ zero-length segments with round caps (``M x y h0``, then relative moves), which
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +40,23 @@ ROTATE = 40  # degrees, when variant names do not fit their slot
 FEW = 10  # samples per run at most: bigger dots, so one sample still shows round its median tick
 
 
-def y_label(rows: pd.DataFrame) -> str:
+# A panel's samples: a DataFrame, or its columns as arrays (``columns``), which every step below reads.
+Samples = pd.DataFrame | Mapping[str, np.ndarray]
+
+
+def columns(rows: Samples) -> Mapping[str, np.ndarray]:
+    """A panel's samples as one array a column (those of :data:`COLUMNS` it has; ``time_s`` as
+    floats), taken once: each step of a chart asks them again, and a DataFrame's column costs
+    about as much as a small chart's arithmetic on it. Arrays are handed back as they are."""
+    if not isinstance(rows, pd.DataFrame):
+        return rows
+    return {c: rows[c].to_numpy(dtype=float) if c == "time_s" else rows[c].to_numpy() for c in COLUMNS if c in rows}
+
+
+def y_label(rows: Samples) -> str:
     """What the panel's y axis holds, from the rows' boundary: a wall time is not per call."""
-    kinds = set(rows["boundary"]) if "boundary" in rows else set()
+    rows = columns(rows)
+    kinds = set(rows["boundary"].tolist()) if "boundary" in rows else set()
     if kinds == {"wall"}:
         return "wall time"
     if kinds == {"loop"}:
@@ -51,11 +66,22 @@ def y_label(rows: pd.DataFrame) -> str:
     return "time"
 
 
-def use_log(panels: list[tuple[str, pd.DataFrame]]) -> bool:
+def use_log(panels: list[tuple[str, Samples]]) -> bool:
     """One scale type per figure: log when its times span more than a decade, whatever the panel,
     so panels side by side read the same way."""
-    times = pd.concat([rows["time_s"] for _, rows in panels])
-    return bool(len(times)) and float(times.max()) > LOG_ABOVE * float(times.min())
+    times = np.concatenate([columns(rows)["time_s"] for _, rows in panels])
+    return bool(len(times)) and _highest(times) > LOG_ABOVE * _lowest(times)
+
+
+def _lowest(times: np.ndarray) -> float:
+    """``Series.min`` of the times: NaN skipped (NaN when nothing is left)."""
+    kept = times[~np.isnan(times)]
+    return float(kept.min()) if kept.size else math.nan
+
+
+def _highest(times: np.ndarray) -> float:
+    kept = times[~np.isnan(times)]
+    return float(kept.max()) if kept.size else math.nan
 
 
 def _tenths(n: int) -> str:
@@ -155,15 +181,16 @@ def frame(label: str, variants: list[str], tick_w: float, measured: Measured, ru
     return Frame(lines, top, left, slot, slot * 0.84 / max(runs, 1), rotate, max(name_w))
 
 
-def marks(rows: pd.DataFrame, variants: list[str], runs: list, fr: Frame, y_of) -> tuple[list, list, list, int]:
+def marks(rows: Samples, variants: list[str], runs: list, fr: Frame, y_of) -> tuple[list, list, list, int]:
     """Per variant: the band between the lowest and highest run median, and per run its dots (one
     path) and its median tick; and the most samples a run has."""
-    times = rows["time_s"].to_numpy(dtype=float)
-    order = np.argsort(rows["sample"].to_numpy(), kind="stable") if "sample" in rows else np.arange(len(rows))
+    rows = columns(rows)
+    times = np.asarray(rows["time_s"], dtype=float)
+    order = np.argsort(rows["sample"], kind="stable") if "sample" in rows else np.arange(len(times))
     times = times[order]  # in sample order
     ys = y_of(times)
-    samples = rows["sample"].to_numpy()[order] if "sample" in rows else np.arange(len(rows))
-    cells, cell_medians = _cells(rows["variant"].to_numpy()[order], rows["run"].to_numpy()[order], times)
+    samples = rows["sample"][order] if "sample" in rows else np.arange(len(times))
+    cells, cell_medians = _cells(rows["variant"][order], rows["run"][order], times)
     # Every (variant, run) drawn, variant by variant, its runs in legend order; then every number of
     # the panel at once: each dot placed and rounded (``_paths``: dot_path's rule, the same numbers as
     # each run's dots alone), each median tick and band placed (elementwise, as one at a time).
@@ -239,7 +266,7 @@ def _cells(variants: np.ndarray, runs: np.ndarray, times: np.ndarray) -> tuple[d
     return cells, medians
 
 
-def panel(label: str, rows: pd.DataFrame, variants: list[str], runs: list, log: bool, title: str,
+def panel(label: str, rows: Samples, variants: list[str], runs: list, log: bool, title: str,
           ax: axes.TimeAxis, tick_w: float, measured: Measured) -> dict:
     """Everything the template prints for one panel, every number already formatted."""
     fr = frame(label, variants, tick_w, measured, len(runs))
@@ -261,15 +288,16 @@ def panel(label: str, rows: pd.DataFrame, variants: list[str], runs: list, log: 
     }
 
 
-def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], title: str) -> str:
+def sample_chart(panels: list[tuple[str, Samples]], variants: list[str], title: str) -> str:
     """Every sample of one figure on one machine, one ``<svg>`` per (label, rows), as HTML text."""
-    runs = sorted({run for _, rows in panels for run in rows["run"].unique()})
+    panels = [(label, columns(rows)) for label, rows in panels]
+    runs = sorted({run for _, rows in panels for run in pd.unique(rows["run"])})
     log = use_log(panels) if panels else False
     # The chart kit, in one go: the texts' widths (the variant names, a title line), each panel's time
     # axis (``axes.time_axis``: its domain, ticks and labels) and its widest label's width.
     names = [axes.text_width(v, FONT) for v in variants] or [0.0]
     per_line = max(axes.chars_fit(WIDTH - 8, TITLE_FONT), 8)
-    scales = [axes.time_axis(float(rows["time_s"].min()), float(rows["time_s"].max()), log) for _, rows in panels]
+    scales = [axes.time_axis(_lowest(rows["time_s"]), _highest(rows["time_s"]), log) for _, rows in panels]
     measured = Measured(names, per_line, [axes.text_width(max(len(t) for _, t in ax.ticks), FONT) for ax in scales])
     drawn = [panel(label, rows, variants, runs, log, title, ax, tick_w, measured)
              for (label, rows), ax, tick_w in zip(panels, scales, measured.ticks)]
@@ -283,9 +311,20 @@ def sample_chart(panels: list[tuple[str, pd.DataFrame]], variants: list[str], ti
 COLUMNS = ("variant", "run", "sample", "boundary", "time_s")  # what a chart reads of each row's samples
 
 
-def table_input(tab: Table) -> tuple[list[tuple[str, pd.DataFrame]], list[str], str]:
-    """What the chart of one table is drawn from: (label, samples) per row, the variants, the title."""
-    panels = [(row.label, row.samples[list(COLUMNS)]) for row in tab.rows]
+def table_input(tab: Table) -> tuple[list[tuple[str, Mapping[str, np.ndarray]]], list[str], str]:
+    """What the chart of one table is drawn from: (label, samples) per row, each row's samples its
+    values of :data:`COLUMNS` (:func:`columns`), the variants, the title. The columns are taken from
+    the table's frame once and each row's cut from them by its samples' places there (a frame of
+    each row's columns cost more than drawing it)."""
+    frame = tab.frame
+    whole = {c: frame[c].to_numpy(dtype=float) if c == "time_s" else frame[c].to_numpy() for c in COLUMNS}
+    index = frame.index
+    by_position = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1  # a loaded file's
+    panels = []
+    for row in tab.rows:
+        labels = row.samples.index
+        at = labels.to_numpy() if by_position else index.get_indexer(labels)
+        panels.append((row.label, {c: values[at] for c, values in whole.items()}))
     return panels, list(tab.variants), table_title(tab)
 
 
