@@ -107,6 +107,27 @@ def test_a_group_of_jobs_runs_in_one_worker_in_order(tmp_path):
     clean(grouped_in_one_worker, tmp_path)
 
 
+def freeze_count(folder: Path) -> None:
+    import gc
+
+    (folder / f"frozen-{os.getpid()}").write_text(str(gc.get_freeze_count()))
+
+
+def inherited_left_alone(tmp: Path) -> None:
+    import gc
+
+    inherited = [{"made": i} for i in range(5000)]  # tracked by the collector, made before the fork
+    before = gc.get_freeze_count()
+    assert parallel.warm([parallel.Job(partial(freeze_count, tmp)) for _ in range(4)]) == 4
+    counts = [int(p.read_text()) for p in tmp.glob("frozen-*")]
+    assert counts and all(c >= before + len(inherited) for c in counts), counts  # its collector skips them
+    assert gc.get_freeze_count() == before  # the build's own process is left as it was
+
+
+def test_a_workers_collector_leaves_what_it_inherited_alone(tmp_path):
+    clean(inherited_left_alone, tmp_path)
+
+
 def nothing_with_one_worker(tmp: Path) -> None:
     assert parallel.warm([parallel.Job(partial(mark, tmp, "a")), parallel.Job(partial(mark, tmp, "b"))]) == 0
     assert not list(tmp.glob("[ab]"))
