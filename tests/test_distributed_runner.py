@@ -140,15 +140,44 @@ def test_a_killed_worker_fails_the_run_cleanly(tmp_path, capsys):
     assert_nothing_left(tmp_path, results, "multi")
 
 
+class LimitClock:
+    """The runner's ``time`` for one test: real time until ``ready()``, then the real time plus
+    ``limit`` (the figure's time limit), so that a deadline the runner set ``limit`` seconds after
+    any moment before that has passed at once, and one set any later has not."""
+
+    def __init__(self, ready, limit: float):
+        self.ready, self.limit, self.jumped = ready, limit, False
+
+    def monotonic(self) -> float:
+        self.jumped = self.jumped or self.ready()
+        return time.monotonic() + (self.limit if self.jumped else 0.0)
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+def both_measuring(tmp_path) -> bool:
+    """Both workers have written their log: process 1 hangs next, process 0 waits in the barrier."""
+    logs = list(tmp_path.glob("log.*"))
+    return len(logs) == 2 and all(len(log.read_text().split()) == 2 for log in logs)
+
+
 @pytest.mark.slow
-def test_a_hung_worker_is_killed_at_the_figure_time_limit(tmp_path, capsys):
-    # The limit leaves room for two jax start-ups on a loaded 2-core machine before the hang.
-    bench = make_bench(tmp_path, "multi", MULTI.replace("TIMEOUT", "15"))
+def test_a_hung_worker_is_killed_at_the_figure_time_limit(tmp_path, capsys, monkeypatch):
+    """Process 1 hangs in measure while process 0 waits for it in the barrier, holding the
+    coordinator's port: once the figure's limit is over, the runner kills both, fails the run and
+    leaves nothing. The limit passes on the runner's clock (LimitClock) as soon as both workers
+    are measuring, instead of waiting it out: a limit long enough for two jax start-ups on a loaded
+    2-core machine used to be most of this test's time, idle. A runner that timed the limit on
+    another clock, or from a later moment, waits it out in real time (past 60 s: fails)."""
+    bench = make_bench(tmp_path, "multi", MULTI.replace("TIMEOUT", "120"))
     results = tmp_path / "results"
+    monkeypatch.setattr(runner, "time", LimitClock(lambda: both_measuring(tmp_path), 120))
     started = time.monotonic()
     code = run_main(bench, results, "--runs", "1", env={"FAKE_MODE": "hang", "FAKE_LOG": str(tmp_path / "log")})
     assert code == 1 and time.monotonic() - started < 60
-    assert "still running when the run ended; limit 15 s" in capsys.readouterr().err
+    assert "still running when the run ended; limit 120 s" in capsys.readouterr().err
+    assert both_measuring(tmp_path)
     assert_nothing_left(tmp_path, results, "multi")
 
 
