@@ -529,21 +529,53 @@ def test_the_site_works_under_a_bench_prefix(built_site, serve_under_bench, page
         urllib.request.urlopen(base + "/what-the-clock-caught/")
 
 
-def test_no_page_scrolls_sideways_on_a_phone(built_site, serve, browser):
+def phone_probes(site: Path) -> dict[str, tuple[str, ...]]:
+    """What the phone tests (390 x 844, layout_context) read, page by page: {address: the names of
+    the PROBES to run on it}. Every page in the navigation and a figure page: its width
+    (test_no_page_scrolls_sideways_on_a_phone); the roofline, the key cells and every cell of a
+    table, on the pages their tests name."""
+    home = (site / "index.html").read_text()
+    session = next(p.parent for p in sorted((site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
+    wanted = {
+        "width": sorted({"/" + h.removeprefix(".").lstrip("/")
+                         for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)})
+        + ["/bench/fig-dispatch-vs-completion/"],
+        "key_cells": KEY_PAGES + [f"/bench/fig-harness-vs-peers/{REFERENCE}/",
+                                  f"/{session.relative_to(site).as_posix()}/"],
+        "roofline": ROOFLINE_PAGES, "every_cell": EVERY_CELL_PAGES}
+    probes = {}
+    for probe in PROBES:  # in PROBES' order on each page: EVERY_CELL scrolls to the top, so it comes last
+        for address in wanted[probe]:
+            probes.setdefault(address, ())
+            probes[address] += (probe,)
+    return probes
+
+
+@pytest.fixture(scope="module")
+def phone_walk(built_site, serve, browser):
+    """Each page the phone tests read (:func:`phone_probes`) loaded once at 390 x 844 in one
+    layout_context until the network is quiet, and each probe its tests ask of it run there (each
+    test loaded its own pages before, 32 loads for 22 pages): ({address: {probe: its result}}, every
+    problem seen on the way)."""
     base = serve(built_site)
-    home = (built_site / "index.html").read_text()
-    paths = sorted({"/" + h.removeprefix(".").lstrip("/")
-                    for h in re.findall(r'<a href="([^"#]*)" class="md-nav__link', home)})
-    paths.append("/bench/fig-dispatch-vs-completion/")
+    probes = phone_probes(built_site)
     context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
     pg = watched(context.new_page(), [])
-    wide = {}
-    for url, _, tab in visit(pg, [base + p for p in paths], until="networkidle"):
-        scroll, inner = tab.evaluate("[document.documentElement.scrollWidth, innerWidth]")
-        if scroll > inner + 1:
-            wide[url] = scroll
+    seen = {}
+    for url, _, tab in visit(pg, [base + a for a in probes], until="networkidle"):
+        address = url.removeprefix(base)
+        seen[address] = {probe: tab.evaluate(PROBES[probe]) for probe in probes[address]}
     context.close()
-    assert len(paths) >= 10 and wide == {} and pg.problems == []
+    return seen, pg.problems
+
+
+def test_no_page_scrolls_sideways_on_a_phone(phone_walk):
+    """No page in the navigation, nor a figure page, is wider than a phone; nothing goes wrong on any
+    page the phone tests load."""
+    seen, problems = phone_walk
+    widths = {address: found["width"] for address, found in seen.items() if "width" in found}
+    wide = {address: scroll for address, (scroll, inner) in widths.items() if scroll > inner + 1}
+    assert len(widths) >= 10 and wide == {} and problems == []
 
 
 def test_the_run_it_yourself_page_shows_wall_times_from_the_data(built_site, serve, page):
@@ -601,6 +633,7 @@ def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serv
 
 # Everything the roofline shows, each with its box on screen: the legend's entries, and in the
 # drawing that is displayed its roofs, dots and labels; the figure's box and the window's width.
+ROOFLINE_PAGES = ["/how-good-is-this-number/", "/bench/fig-machine-peak/"]
 ROOFLINE_PARTS = """() => [...document.querySelectorAll('.bench-roofline')].filter(f => f.getClientRects().length)
   .map(f => { const svg = [...f.querySelectorAll('svg.bench-svg')].filter(s => s.getClientRects().length);
     const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
@@ -610,18 +643,12 @@ ROOFLINE_PARTS = """() => [...document.querySelectorAll('.bench-roofline')].filt
             roofs: parts('g[fill=none] path'), dots: parts('circle'), labels: parts('g > text')}; })"""
 
 
-def test_the_roofline_shows_its_roofs_dots_labels_and_legend_on_a_phone(built_site, serve, browser):
+def test_the_roofline_shows_its_roofs_dots_labels_and_legend_on_a_phone(phone_walk):
     """At 390 px the roofline showed only its memory roof: the drawing kept 680 px and scrolled
     sideways in its box, with the compute roofs, the matmul dots and the legend's end outside it.
     Now every roof, dot, label and legend entry lies inside the figure's box and the window, with
     no scrolling, and no two labels overlap or cover another dot."""
-    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
-    pg = context.new_page()
-    figures = []
-    for path in ("/how-good-is-this-number/", "/bench/fig-machine-peak/"):
-        pg.goto(serve(built_site) + path)
-        figures += pg.evaluate(ROOFLINE_PARTS)
-    context.close()
+    figures = [f for address in ROOFLINE_PAGES for f in phone_walk[0][address]["roofline"]]
     assert len(figures) >= 2
     for f in figures:
         assert f["drawings"] == 1 and f["roofs"] and f["dots"] and f["labels"] and f["legend"], f
@@ -687,6 +714,8 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
 # Every cell of a table's key column (a ratio, a verdict, a roofline's bound and share: found by
 # its header, so that a table without the markup is checked too) on a figure, a /bench page or a
 # session page's changes: its box on screen, the window's width and how far anything scrolled.
+KEY_PAGES = ["/what-the-clock-caught/", "/how-good-is-this-number/", "/timing-sharded-programs/", "/jax-upgrade/",
+             "/bench/fig-harness-vs-peers/"]  # and the reference's page of that figure, and a session page
 KEY_CELLS = """() => {
   const key = h => /^(ratio|verdict|bound by|% of )/.test(h) || h.includes(' / ');
   const cells = [];
@@ -703,25 +732,20 @@ KEY_CELLS = """() => {
 }"""
 
 
-def test_every_figure_tables_key_column_is_on_a_phones_screen(built_site, serve, browser):
+def test_every_figure_tables_key_column_is_on_a_phones_screen(phone_walk):
     """At 390 px a figure table of four or more columns scrolled sideways with its ratio or verdict
     (the column the table is read for) off screen. On a phone such a table is one card a row, key
     cells first: every key cell lies within the window with nothing scrolled, on a chapter's figure
     tables, a roofline's, a /bench figure's comparisons across sessions and a changes page's."""
-    session = next(p.parent for p in sorted((built_site / "bench").glob(f"*/{REFERENCE}/*/index.html")))
-    paths = ["/what-the-clock-caught/", "/how-good-is-this-number/", "/timing-sharded-programs/", "/jax-upgrade/",
-             "/bench/fig-harness-vs-peers/", f"/bench/fig-harness-vs-peers/{REFERENCE}/",
-             f"/{session.relative_to(built_site).as_posix()}/"]
-    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
-    pg = context.new_page()
     seen, off = set(), []
-    for path in paths:
-        pg.goto(serve(built_site) + path)
-        found = pg.evaluate(KEY_CELLS)
-        assert found["scrolled"] == 0, path
+    for address, probes in phone_walk[0].items():
+        if "key_cells" not in probes:
+            continue
+        found = probes["key_cells"]
+        assert found["scrolled"] == 0, address
         seen |= {header for _, header, _, _ in found["cells"]}
-        off += [(path, *c) for c in found["cells"] if c[2] < -0.5 or c[3] > found["width"] + 0.5]
-    context.close()
+        off += [(address, *c) for c in found["cells"] if c[2] < -0.5 or c[3] > found["width"] + 0.5]
+    assert len([p for p in phone_walk[0].values() if "key_cells" in p]) == len(KEY_PAGES) + 2
     assert {"ratio", "verdict", "% of measured ceiling"} <= seen and any(" / " in h for h in seen), seen
     assert off == [], off[:8]
 
@@ -800,6 +824,8 @@ def test_lesson_outputs_say_when_columns_are_hidden_and_its_source_reads_in_both
     assert [c for c in found["contrast"] if c[1] < (4.5 if scheme == "dark" else 4.3)] == []
 
 
+EVERY_CELL_PAGES = ["/diagnosing/recompiles/", "/bench/fig-dispatch-vs-completion/", "/bench/", "/verdicts/",
+                    "/diagnosing/profiling/"]
 EVERY_CELL = """() => { window.scrollTo(0, 0);
   const tables = [...document.querySelectorAll('.md-typeset table')].filter(t => !t.closest('.jupyter-wrapper'));
   const cells = tables.flatMap(t => [...t.querySelectorAll('tbody td')])
@@ -810,19 +836,19 @@ EVERY_CELL = """() => { window.scrollTo(0, 0);
           cards: tables.filter(t => t.hasAttribute('data-cards')).length}; }"""
 
 
-def test_every_table_of_four_columns_or_more_is_read_without_scrolling_on_a_phone(built_site, serve, browser):
+def test_every_table_of_four_columns_or_more_is_read_without_scrolling_on_a_phone(phone_walk):
     """Issue 37: the figure tables became cards at 390 px, while the tables written as Markdown (a
     chapter's own, /bench's machines and index tables, the verdicts page) still hid their last
     columns, "vs the reference" among them. bench-cards.js labels every such table, so every cell
     of every table lies within the window."""
-    context = layout_context(browser, built_site, viewport={"width": 390, "height": 844})
-    pg = context.new_page()
     off, cards = [], 0
-    for path in ("/diagnosing/recompiles/", "/bench/fig-dispatch-vs-completion/", "/bench/", "/verdicts/",
-                 "/diagnosing/profiling/"):
-        pg.goto(serve(built_site) + path)
-        found = pg.evaluate(EVERY_CELL)
+    for address in EVERY_CELL_PAGES:
+        found = phone_walk[0][address]["every_cell"]
         cards += found["cards"]
-        off += [(path, *c) for c in found["cells"] if c[1] < -0.5 or c[2] > found["width"] + 0.5]
-    context.close()
+        off += [(address, *c) for c in found["cells"] if c[1] < -0.5 or c[2] > found["width"] + 0.5]
     assert cards >= 5 and off == [], off[:8]
+
+
+# The phone walk's probes (phone_walk), in the order they run on a page.
+PROBES = {"width": "[document.documentElement.scrollWidth, innerWidth]", "key_cells": KEY_CELLS,
+          "roofline": ROOFLINE_PARTS, "every_cell": EVERY_CELL}
