@@ -489,7 +489,7 @@ def test_a_session_page_says_only_what_its_own_files_record_of_processes(tmp_pat
         return render_page(cat, f"bench/fig-demo/cpu-a/{OLD}.md", docs)
 
     before = page()
-    assert "runs (fresh processes; how many processes a run used is not recorded)" in before
+    assert "runs (fresh processes; the kept summaries do not keep how many a run used)" in before
     assert before.count(" runs (") == 1
     fig.script.write_text(fig.script.read_text() + "# edited after the session\n")
     assert page() == before
