@@ -70,18 +70,14 @@ def use_log(panels: list[tuple[str, Samples]]) -> bool:
     """One scale type per figure: log when its times span more than a decade, whatever the panel,
     so panels side by side read the same way."""
     times = np.concatenate([columns(rows)["time_s"] for _, rows in panels])
-    return bool(len(times)) and _highest(times) > LOG_ABOVE * _lowest(times)
+    low, high = _span(times)
+    return bool(len(times)) and high > LOG_ABOVE * low
 
 
-def _lowest(times: np.ndarray) -> float:
-    """``Series.min`` of the times: NaN skipped (NaN when nothing is left)."""
+def _span(times: np.ndarray) -> tuple[float, float]:
+    """``Series.min`` and ``Series.max`` of the times: NaN skipped (NaN when nothing is left)."""
     kept = times[~np.isnan(times)]
-    return float(kept.min()) if kept.size else math.nan
-
-
-def _highest(times: np.ndarray) -> float:
-    kept = times[~np.isnan(times)]
-    return float(kept.max()) if kept.size else math.nan
+    return (float(kept.min()), float(kept.max())) if kept.size else (math.nan, math.nan)
 
 
 def _tenths(n: int) -> str:
@@ -297,7 +293,7 @@ def sample_chart(panels: list[tuple[str, Samples]], variants: list[str], title: 
     # axis (``axes.time_axis``: its domain, ticks and labels) and its widest label's width.
     names = [axes.text_width(v, FONT) for v in variants] or [0.0]
     per_line = max(axes.chars_fit(WIDTH - 8, TITLE_FONT), 8)
-    scales = [axes.time_axis(_lowest(rows["time_s"]), _highest(rows["time_s"]), log) for _, rows in panels]
+    scales = [axes.time_axis(*_span(rows["time_s"]), log) for _, rows in panels]
     measured = Measured(names, per_line, [axes.text_width(max(len(t) for _, t in ax.ticks), FONT) for ax in scales])
     drawn = [panel(label, rows, variants, runs, log, title, ax, tick_w, measured)
              for (label, rows), ax, tick_w in zip(panels, scales, measured.ticks)]
@@ -317,7 +313,7 @@ def table_input(tab: Table) -> tuple[list[tuple[str, Mapping[str, np.ndarray]]],
     the table's frame once and each row's cut from them by its samples' places there (a frame of
     each row's columns cost more than drawing it)."""
     frame = tab.frame
-    whole = {c: frame[c].to_numpy(dtype=float) if c == "time_s" else frame[c].to_numpy() for c in COLUMNS}
+    whole = columns(frame)
     index = frame.index
     by_position = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1  # a loaded file's
     panels = []
