@@ -330,3 +330,35 @@ def test_placing_workloads_gives_the_numbers_pandas_gave():
             new, old = roofline.placed(frame, ceil, ["op", "n"], paired=paired), \
                 _placed_in_pandas(frame, ceil, ["op", "n"], paired=paired)
             assert len(new) == 4 and _same(new, old), (ceil, paired)
+
+
+def test_counting_every_spot_at_once_counts_what_one_box_at_a_time_counts():
+    """``_counts`` (every spot against the roofs' sampled boxes, at once) is the overlap rule of
+    ``_hits``, box by box: on a coarse grid, so that edges touch and pads reach exactly."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+
+    def box():
+        x, y = rng.randrange(0, 40) / 2, rng.randrange(0, 40) / 2
+        return (x, y, x + rng.randrange(0, 12) / 2, y + rng.randrange(0, 12) / 2)
+
+    for _ in range(200):
+        boxes, fixed = [box() for _ in range(rng.randrange(1, 8))], [box() for _ in range(rng.randrange(0, 30))]
+        for pad in (0, 1.5, roofline.NEAR):
+            want = [roofline._hits(b, fixed, pad) for b in boxes]
+            assert roofline._counts(np.array(boxes), fixed, pad).tolist() == want
+            assert roofline._counts(np.array(boxes), np.array(fixed, dtype=float).reshape(-1, 4), pad).tolist() == want
+
+
+def test_a_label_is_placed_the_same_whether_the_fixed_boxes_come_as_lists_or_arrays():
+    import numpy as np
+
+    x, y, width = 300.0, 200.0, 60.0
+    crowd = [_dot(x, y), _dot(x + 30, y + 14), _dot(x - 30, y + 14), _dot(x + 30, y - 10), _dot(x - 30, y - 10)]
+    roof = roofline._segment_boxes(200, 260, 420, 150, every=6)
+    as_lists = roofline._place_label(x, y, width, roof, [], crowd, [])
+    as_arrays = roofline._place_label(x, y, width, np.array(roof), [], np.array(crowd), [])
+    assert as_lists == as_arrays and as_lists[1] != y + 4  # pushed off the first spot by the crowd, either way

@@ -377,36 +377,55 @@ def _segment_boxes(x0: float, y0: float, x1: float, y1: float, every: float = 3)
              x0 + (x1 - x0) * k / steps + 1, y0 + (y1 - y0) * k / steps + 1) for k in range(steps + 1)]
 
 
-def _place_label(x: float, y: float, width: float, taken: list[Box], labels: list[Box],
-                 dots: list[Box], leaders: list[Box] | None = None, lay: Layout = WIDE
+# Where a label may go, nearest its dot first (right before left at equal distance): (dx, dy) of
+# where its text starts (dx > 0) or ends (dx < 0), and its baseline.
+SPOTS = [(8, 4), (-8, 4)] + sorted(((dx, dy) for dx in (7, -7, 30, -30, 60, -60)
+                                    for dy in (16, -8, 30, -22, 44, -36, 58, -50, 72, -64)),
+                                   key=lambda d: (math.hypot(d[0], d[1] - 4), d[0] < 0))
+
+
+def _hits(box: Box, boxes: list[Box], pad: float = 0) -> int:
+    """How many of ``boxes`` ``box`` overlaps or comes within ``pad`` of."""
+    return sum(not (box[2] + pad < b[0] or b[2] < box[0] - pad or box[3] + pad < b[1] or b[3] < box[1] - pad)
+               for b in boxes)
+
+
+def _counts(boxes: np.ndarray, fixed: np.ndarray | list[Box], pad: float = 0) -> np.ndarray:
+    """:func:`_hits` of each of ``boxes`` (rows: left, top, right, bottom) against ``fixed``, all at
+    once: the same comparisons on the same numbers."""
+    f = np.asarray(fixed, dtype=float).reshape(-1, 4)
+    apart = ((boxes[:, 2:3] + pad < f[:, 0]) | (f[:, 2] < boxes[:, 0:1] - pad)
+             | (boxes[:, 3:4] + pad < f[:, 1]) | (f[:, 3] < boxes[:, 1:2] - pad))
+    return (~apart).sum(axis=1)
+
+
+def _place_label(x: float, y: float, width: float, taken: list[Box] | np.ndarray, labels: list[Box],
+                 dots: list[Box] | np.ndarray, leaders: list[Box] | None = None, lay: Layout = WIDE
                  ) -> tuple[float, float, str, tuple[float, float] | None, int]:
-    """Where a dot's label goes: of a few spots around the dot, inside the plot, the one that
-    overlaps least (another label counts most, then lying within ``NEAR`` of another workload's
+    """Where a dot's label goes: of a few spots around the dot (``SPOTS``), inside the plot, the one
+    that overlaps least (another label counts most, then lying within ``NEAR`` of another workload's
     dot, then the samples of lines it crosses, all of them less than one such dot; its leader line
     through a label, or the label over an earlier leader, counts as a label); of equals the
     nearest. With it, where a leader line from the dot meets the
     label when the label's text ends more than ``LEADER_FROM`` from the dot, or None (in a crowd,
-    which label is whose is then drawn, not guessed), and the spot's score."""
-    spots = [(8, 4), (-8, 4)] + sorted(((dx, dy) for dx in (7, -7, 30, -30, 60, -60)
-                                        for dy in (16, -8, 30, -22, 44, -36, 58, -50, 72, -64)),
-                                       key=lambda d: (math.hypot(d[0], d[1] - 4), d[0] < 0))
-    own = (x - 5, y - 5, x + 5, y + 5)
-    others = [d for d in dots if d != own]
-
-    def hits(box: Box, boxes: list[Box], pad: float = 0) -> int:
-        return sum(not (box[2] + pad < b[0] or b[2] < box[0] - pad or box[3] + pad < b[1] or b[3] < box[1] - pad)
-                   for b in boxes)
-
-    best = None
-    for dx, dy in spots:
+    which label is whose is then drawn, not guessed), and the spot's score. What does not change
+    while labels are placed (``taken``: a roofline's sampled roofs are hundreds of boxes; ``dots``)
+    is counted for every spot at once, and may come as arrays, made once for all the labels."""
+    dots = np.asarray(dots, dtype=float).reshape(-1, 4)
+    others = dots[(dots != (x - 5, y - 5, x + 5, y + 5)).any(axis=1)]  # every dot's box but this one's
+    inside = []
+    for dx, dy in SPOTS:
         left = x + dx if dx > 0 else x + dx - width
         box = (left, y + dy - lay.font, left + width, y + dy + 3)
-        if not (lay.left < box[0] and box[2] < lay.w - lay.right and lay.top < box[1] and box[3] < lay.bottom):
-            continue
+        if lay.left < box[0] and box[2] < lay.w - lay.right and lay.top < box[1] and box[3] < lay.bottom:
+            inside.append((dx, dy, box))
+    boxes = np.array([box for _, _, box in inside], dtype=float).reshape(-1, 4)
+    best = None
+    for (dx, dy, box), near, over in zip(inside, _counts(boxes, others, NEAR).tolist(), _counts(boxes, taken).tolist()):
         end = _leader_end(x, y, dx, box)
         line = _segment_boxes(x, y, *end) if end else []
-        crossed = sum(hits(b, labels) for b in line) + hits(box, leaders or [])  # a leader through a label
-        score = 1000 * (hits(box, labels) + crossed) + 100 * hits(box, others, NEAR) + min(hits(box, taken), 99)
+        crossed = sum(_hits(b, labels) for b in line) + _hits(box, leaders or [])  # a leader through a label
+        score = 1000 * (_hits(box, labels) + crossed) + 100 * near + min(over, 99)
         if best is None or score < best[0]:
             best = (score, dx, dy, box)
         if score == 0:
@@ -502,7 +521,7 @@ def _drawing(lay: Layout, dots: list[Placed], texts: list[str], dtypes: list[str
     for segs, _, _ in drawn:
         for a, b, c2, d2 in segs:
             taken += _segment_boxes(a, b, c2, d2, every=6)
-    dot_boxes = taken[:len(dots)]
+    taken, dot_boxes = np.array(taken, dtype=float), np.array(taken[:len(dots)], dtype=float)  # once, for every label
 
     def place(order: list[int]) -> tuple[int, dict[int, tuple]]:
         """Every label placed, one dot after another in ``order``: their total score and places."""
@@ -518,7 +537,13 @@ def _drawing(lay: Layout, dots: list[Placed], texts: list[str], dtypes: list[str
     at = [(x_of(p.intensity), y_of(p.flop_rate.median)) for p in dots]
     orders = [list(range(len(dots)))] + [sorted(range(len(dots)), key=key) for key in (
         lambda i: -at[i][0], lambda i: at[i][0], lambda i: at[i][1], lambda i: -at[i][1])]
-    _, places = min((place(order) for order in orders), key=lambda found: found[0])
+    # (The first order with the least wins: one that leaves no overlap ends the search.)
+    tried = []
+    for order in orders:
+        tried.append(place(order))
+        if tried[-1][0] == 0:
+            break
+    _, places = min(tried, key=lambda found: found[0])
     marks = []
     for i, p in enumerate(dots):
         x, y, s = *at[i], p.flop_rate
