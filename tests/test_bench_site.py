@@ -109,13 +109,15 @@ def test_a_build_says_how_long_each_warming_step_took(built_site_log):
     scaling = _scaling()
     log = built_site_log
     found = [(m["what"], int(m["ran"]), int(m["jobs"])) for m in scaling.WARMED.finditer(log)]
-    assert [what for what, _, _ in found] == ["results files", "figure x machine pairs", "pages"]
+    steps = ["results files", "figure x machine pairs", "pages", "written pages"]
+    assert [what for what, _, _ in found] == steps
     assert all(0 <= ran <= jobs and jobs > 0 for _, ran, jobs in found)
     # A cold build's workers say what their time went on, each step by kind of job.
     spent = scaling.worker_time(log)
-    assert [line.split(":")[0] for line in spent] == ["results files", "figure x machine pairs", "pages"]
+    assert [line.split(":")[0] for line in spent] == steps
     assert spent[0].startswith("results files: results file ") and "chapter " in spent[2]
     assert all(kind in spent[2] for kind in ("/bench page ", "machine page ", "session page ", "changes page "))
+    assert all(kind in spent[3] for kind in ("machine page ", "session page ", "changes page "))  # finished there
 
 
 def test_the_scaling_tool_shows_each_steps_worker_time_by_kind():

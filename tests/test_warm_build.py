@@ -150,7 +150,8 @@ def test_a_build_on_two_workers_writes_what_one_process_writes():
     """Workers read and render every page into the build cache before the build does (mkdocs'
     own pages through mkdocs' own steps, the lesson's notebook converted there), so a build on
     two workers converts no notebook itself, and it writes, byte for byte, what a build without
-    workers writes: warming may only make a build faster. Read from the builds of the checkout
+    workers writes: warming may only make a build faster (the written pages, finished by the
+    workers too, included). Read from the builds of the checkout
     with an edited copy of its code (tests/test_code_version.py: once a run, whichever module asks
     first): built warm on two workers (every page new to the cache: the code changed) and cold in
     one process; and from the log of the session's cold build of the committed site on two
@@ -162,6 +163,9 @@ def test_a_build_on_two_workers_writes_what_one_process_writes():
     for name in ("before", "warm"):
         assert notebook not in logs[name], logs[name][-3000:]
         assert re.search(r"bench: warmed pages: [1-9]\d* of \d+ jobs on 2 workers", logs[name]), logs[name][-3000:]
+        # and the written pages were finished by the workers too, none of them by an earlier build
+        found = re.search(r"bench: warmed written pages: (\d+) of (\d+) jobs on 2 workers", logs[name])
+        assert found and found[1] == found[2] != "0", logs[name][-3000:]
     files = {name: sorted(p.relative_to(sites[name]) for p in sites[name].rglob("*") if p.is_file())
              for name in ("warm", "cold")}
     assert files["warm"] == files["cold"] and len(files["cold"]) > 100

@@ -7,8 +7,8 @@ each with an empty build cache (cold), again with the cache it left (warm), and 
 Pages workflow builds (restored: the results checked out afresh, so every file has a new inode and
 times, and the cache restored without the folders the workflow removes before saving it), and where
 each build's time went (the hook logs each warming step: results files, figure x machine pairs,
-pages; the rest is mkdocs starting, the catalog between the steps, and the build itself in one
-process), and what the workers' time went on in a cold build, by kind of job (the total, how many
+pages, written pages; the rest is mkdocs starting, the catalog between the steps, and the build
+itself in one process), and what the workers' time went on in a cold build, by kind of job (the total, how many
 jobs, and the mean), and where the site's bytes are, by kind of file (and how much of the pages is
 the theme around their content). Nothing is written into the checkout except the built sites' temp
 dirs, which are removed.

@@ -652,28 +652,45 @@ class _Writer:
     def session_template(self):
         return self.build.env.from_string(SESSION_SHELL.read_text(encoding="utf-8"))  # the theme's env: on_env ran
 
+    def finished(self, file: DirectPage) -> Path | None:
+        """Where the finished page is kept (``page-html``): by its body's key and the shell around
+        it; None for a page that is not kept."""
+        text, meta = file.source
+        key = file.cache_key if file.cache_key is not None else self.key(file, text)
+        if not key:
+            return None
+        shell, _ = self.shell(file, meta)
+        shell_digest = self.shell_digests.setdefault(id(shell), hashlib.sha256(shell.encode()).hexdigest())
+        return self.finished_dir / f"{parallel.key(key, file.src_uri, shell_digest)}.pkl"
+
+    @property
+    def finished_dir(self) -> Path:
+        return cache_dir() / "page-html"
+
     def write(self, file: DirectPage) -> None:
+        sitedir.write_if_changed(self.page_html(file), file.abs_dest_path)
+
+    def page_html(self, file: DirectPage) -> bytes:
+        """The finished page: read back when its body and the shell around it are what they were
+        (``finished``: thousands of these pages at a hundred machine folders, read as bytes), else
+        finished here, and kept when its body was (it reported nothing)."""
         text, meta = file.source
         key = file.cache_key if file.cache_key is not None else self.key(file, text)
         shell, context = self.shell(file, meta)
-        # The finished page, when its body and the shell around it are what they were: read and
-        # written as bytes (a hundred machine folders make thousands of these pages).
-        shell_digest = self.shell_digests.setdefault(id(shell), hashlib.sha256(shell.encode()).hexdigest())
-        done = cache_dir() / "page-html" / f"{parallel.key(key, file.src_uri, shell_digest)}.pkl" if key else None
+        done = self.finished(file)
         finished = cachefile.read(done) if done else None
         if isinstance(finished, dict) and self._links_resolve(file, finished):
             self._page(file, finished["title"], meta, get_toc([]))  # the sitemap reads its URL and date
-            sitedir.write_if_changed(finished["html"], file.abs_dest_path)
-            return
+            return finished["html"]
         found = cachefile.read(self.stored(key)) if key else None
         if not (isinstance(found, dict) and self._links_resolve(file, found)):
             found = self.render(file, text, key)
             self._links_resolve(file, found)
         html = self.finish(file, meta, found, shell, context)
-        sitedir.write_if_changed(html, file.abs_dest_path)
         if done and self.stored(key).is_file():  # its body was kept: it reported nothing
             cachefile.write(done, {"html": html, "title": file.page.title, "targets": found["targets"],
                                    "anchor_ids": found["anchor_ids"], "anchor_links": found["anchor_links"]})
+        return html
 
     def _links_resolve(self, file: DirectPage, found: dict) -> bool:
         """Whether every page this one links to is still in the site; if so, its anchors and
@@ -858,12 +875,30 @@ def on_post_build(config) -> None:
 
 
 def _write_direct(build: Build, config) -> None:
+    """Every written page into the site. The pages no earlier build finished are first finished on
+    every core (``_finish_direct``: a machine's pages one after another in one worker) into the
+    build cache; this process then writes each from there, as a warm build does (a page that
+    reported a problem is not kept: it is made here again, and reports it here)."""
     writer = _Writer(build, config)
+    kept = cachefile.names(writer.finished_dir)
+    unfinished = [file for file in build.direct if (done := writer.finished(file)) and done.name not in kept]
+    _warm("written pages", [parallel.Job(functools.partial(_finish_direct, writer, file),
+                                         kind=_direct_kind(file.src_uri), group=_direct_machine(file.src_uri))
+                            for file in sorted(unfinished, key=lambda f: _direct_machine(f.src_uri))])
     for file in build.direct:
         writer.write(file)
     _check_anchors(build, config)
     # The sitemap lists every page, these included, in the order mkdocs would have.
     mkdocs_private.build_theme_template("sitemap.xml", build.env, _WithDirect(build.files), config, build.nav)
+
+
+def _finish_direct(writer: _Writer, file: DirectPage) -> None:
+    """In a worker: one written page finished (its body in the theme's shell, by the build's own
+    writer and shells, inherited at the fork) and kept under the build cache."""
+    try:
+        writer.page_html(file)
+    finally:
+        writer.build.catalog.trim(WORKER_FRAMES)
 
 
 class _WithDirect(Files):
