@@ -82,6 +82,42 @@ def test_verdict_is_paired_run_by_run(tmp_path, factor, said):
     assert "9 of 9 runs" in text
 
 
+def two_sizes(tmp_path):
+    """One variant, ``step``, at n=128 and n=1024 in the same nine runs (n=1024 1.3x, drifting alike),
+    and n=1024 alone in a tenth run; the figure declares no ratio."""
+    script = tmp_path / "sizes.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-sizes", stem="sizes", script=script, title="Sizes", caption="c",
+                 chapter="index.md", variants=("step",), group_by=("n",))
+    drift = [1.0, 1.2, 0.9, 1.1, 1.3, 0.95, 1.05, 1.25, 0.85, 9.0]
+    rows = [make_row(**V2, run=r, sample=s, variant="step", time_s=1e-3 * drift[r] * (1.3 if n == 1024 else 1.0),
+                     params=f"n={n}", script_sha256="x" * 64, figure_id="fig-sizes")
+            for n in (128, 1024) for r in range(10 if n == 1024 else 9) for s in range(3)]
+    results.write_atomic(tmp_path / "results" / "cpu-test-2c" / "sizes.csv", results.to_csv_text(rows))
+    return Catalog.build(tmp_path / "results", {"fig-sizes": fig})
+
+
+def test_a_value_compares_two_rows_run_by_run_and_its_title_names_both_sides(tmp_path):
+    page = ctx(two_sizes(tmp_path))
+    sides = "a=step b=step a.n=1024 b.n=128"
+    said = expand(f"<!-- bench:value fig-sizes stat=verdict {sides} -->", page)
+    assert ">a result</a>" in said and "9 of 9 runs" in said  # run 9 (n=1024 only) is not paired
+    assert ('title="fig-sizes on cpu-test-2c: verdict, 10 runs; a = step, n=1024 against b = step, n=128; '
+            'paired rule: median per-run ratio 1.3,') in said
+    ratio = expand(f"<!-- bench:value fig-sizes stat=ratio {sides} boundary=completed -->", page)
+    assert ">1.30× [1.30..1.30]</span>" in ratio
+    assert ("a = step, n=1024 against b = step, n=128 (both boundary=completed)") in ratio
+    variants = expand("<!-- bench:value fig-pair stat=ratio a=slow b=fast -->", ctx(nine_runs(tmp_path, 1.1)))
+    assert 'title="fig-pair on cpu-test-2c: ratio, 9 runs">' in variants  # one pair of variants: as it was
+
+
+@pytest.mark.parametrize("stat", ["median", "runs", "range", "field key=n", "detail"])
+def test_a_sides_filter_on_a_statistic_that_compares_nothing_stops_the_build(tmp_path, stat):
+    with pytest.raises(MarkerError, match=rf"bench:value fig-sizes stat={stat} a.n=1024: a.n: "
+                                          rf"stat={stat.split()[0]} compares nothing"):
+        expand(f"<!-- bench:value fig-sizes stat={stat} a.n=1024 -->", ctx(two_sizes(tmp_path)))
+
+
 def test_figure_panel_names_the_ratio_statistic_and_links_the_rule(tmp_path):
     page = ctx(nine_runs(tmp_path, 1.10))
     out = page.cache.fill(expand("<!-- bench:figure fig-pair -->", page), page.link)  # as the build does

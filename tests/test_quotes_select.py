@@ -6,6 +6,7 @@ filter after filter) and to numbering each column once while the frame lives.
 """
 
 import gc
+import re
 
 import numpy as np
 import pandas as pd
@@ -201,3 +202,73 @@ def test_what_a_page_is_handed_is_left_as_it_was_taken(tmp_path):
             texts = was[col].astype(str).to_numpy()
             assert all(texts[i] == text for text, number in numbers.items() for i in np.flatnonzero(codes == number))
     assert checked >= 5
+
+
+# --- two rows compared: each side's own filters (a.KEY=VALUE, b.KEY=VALUE) ----------------------
+
+def _rows_frame() -> pd.DataFrame:
+    """``step`` at devices=1 in runs 0..8 and at devices=8 in runs 0..9 (run 9 on that side only,
+    far off), with ``other`` beside them; each run drifts both sizes alike, devices=8 about 1.2x."""
+    rng = np.random.default_rng(11)
+    drift = [1.0, 1.3, 0.8, 1.1, 1.25, 0.9, 1.05, 1.2, 0.85, 5.0]
+    rows = [{"figure_id": "fig-demo", "machine": "cpu-test-2c", "variant": v, "boundary": "completed",
+             "dtype": "float32", "run": r, "time_s": 1e-3 * drift[r] * (1.2 if d == "8" else 1.0)
+             * (3.0 if v == "other" else 1.0) * float(rng.lognormal(0, 0.02)), "p_devices": d}
+            for v in ("step", "other") for d in ("1", "8") for r in range(10 if d == "8" else 9) for _ in range(3)]
+    return pd.DataFrame(rows)
+
+
+def _by_hand(frame: pd.DataFrame, a: dict, b: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's run medians (pandas, not ``stats``), over the runs both sides have, in run order."""
+    med = [_plain(frame, side).groupby("run")["time_s"].median() for side in (a, b)]
+    runs = sorted(set(med[0].index) & set(med[1].index))
+    return med[0][runs].to_numpy(), med[1][runs].to_numpy()
+
+
+ROWS = {"a": "step", "b": "step", "a.devices": "8", "b.devices": "1"}
+
+
+def test_two_rows_ratio_and_verdict_are_the_paired_rule_on_their_run_medians():
+    frame = _rows_frame()
+    ra, rb = _by_hand(frame, {"variant": "step", "devices": "8"}, {"variant": "step", "devices": "1"})
+    assert len(ra) == 9  # run 9 (devices=8 only) is not paired
+    ratio = quotes.ratio(frame, dict(ROWS), FIG)
+    assert ratio.runs == 9 and ratio == quotes.stats.summarize(ra / rb)
+    decided, want = quotes.verdict(frame, dict(ROWS), FIG), quotes.stats.paired_verdict(ra, rb)
+    assert (decided.text, decided.ratio, decided.reason) == (want.text, want.ratio, want.reason)
+    assert decided.text == "a result"  # a steady 1.2x, run by run
+    same = quotes.equivalence(frame, {**ROWS, "margin": "0.05"}, FIG)
+    assert same == quotes.stats.paired_equivalence(ra, rb, 0.05)
+
+
+def test_a_side_filter_narrows_that_side_only_within_the_common_selection():
+    frame = _rows_frame()
+    pair = quotes.pair(frame, {**ROWS, "dtype": "float32"}, FIG)
+    for found, want in zip(pair, ({"variant": "step", "devices": "8"}, {"variant": "step", "devices": "1"})):
+        assert found.equals(_plain(frame, want))
+    across = quotes.pair(frame, {"a": "other", "b": "step", "a.devices": "1", "devices": "1"}, FIG)
+    assert across.a.equals(_plain(frame, {"variant": "other", "devices": "1"}))
+    assert across.b.equals(_plain(frame, {"variant": "step", "devices": "1"}))
+
+
+def test_a_side_filter_on_an_unknown_column_names_it_as_that_sides():
+    with pytest.raises(ValueError, match=r"no column or parameter 'size' in the results for b\.size="):
+        quotes.pair(_rows_frame(), {"a": "step", "b": "step", "b.size": "8"}, FIG)
+
+
+def test_a_side_selection_of_no_rows_names_that_sides_selection():
+    with pytest.raises(quotes.NoRows, match=r"no rows match \{'variant': 'step', 'a\.devices': '16'\} in fig-demo"):
+        quotes.pair(_rows_frame(), {"a": "step", "b": "step", "a.devices": "16"}, FIG)
+
+
+@pytest.mark.parametrize("key", ["a.variant", "b.", "a."])
+def test_a_side_filter_that_is_not_a_filter_is_refused(key):
+    with pytest.raises(ValueError, match=rf"{re.escape(key)}= is not a side's filter"):
+        quotes.pair(_rows_frame(), {"a": "step", "b": "step", key: "other"}, FIG)
+
+
+@pytest.mark.parametrize("key", ["a.devices", "b.devices", "a", "b"])
+def test_a_side_option_left_to_a_selection_that_compares_nothing_says_so(key):
+    for quote in (quotes.median, quotes.runs, quotes.within):
+        with pytest.raises(ValueError, match=rf"{re.escape(key)}= names a side of two things compared"):
+            quote(_rows_frame(), {"variant": "step", key: "8"})

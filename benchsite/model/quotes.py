@@ -12,9 +12,12 @@ recorded; ``markers.value_marker`` only formats them. A statistic the rows canno
 ``ValueError`` with the reason; a selection that matches no rows, :class:`NoRows` (the page shows
 it in an error box, and the build warns).
 
-Two variants compared, "the figure's ratio" and its verdicts, are selected and computed in one
+Two things compared, "the figure's ratio" and its verdicts, are selected and computed in one
 place, :func:`pair` (a :class:`Pair`), for a sentence's value and for a claim alike
-(``claims.py`` hands it a table row's samples).
+(``claims.py`` hands it a table row's samples, or for two rows the figure's): two variants of the
+rows the filters select, or two rows (``a.KEY=VALUE``, ``b.KEY=VALUE``: one side's own filters,
+such as the same variant at two sizes), paired run by run all the same, since every row of a
+figure is measured in the same runs.
 """
 
 from __future__ import annotations
@@ -45,14 +48,15 @@ def select(frame: pd.DataFrame, filters: dict[str, str]) -> pd.DataFrame:
     return _rows(frame, _matching(frame, filters), filters)
 
 
-def _matching(frame: pd.DataFrame, filters: dict[str, str]) -> np.ndarray | None:
+def _matching(frame: pd.DataFrame, filters: dict[str, str], side: str = "") -> np.ndarray | None:
     """Which rows hold every filter's value (None: no filter), every filter's rows at once: a
-    column's values are compared as text (``astype(str)``), by :func:`_codes`."""
+    column's values are compared as text (``astype(str)``), by :func:`_codes`. ``side`` ("a.",
+    "b."): the filters are one side's of a pair, named so in a message."""
     keep = None
     for key, want in filters.items():
         col = key if key in FILTER_COLUMNS else f"p_{key}"
         if col not in frame:
-            raise ValueError(f"no column or parameter {key!r} in the results")
+            raise ValueError(_unknown(key, side))
         codes, numbers = _codes(frame, col)
         number = numbers.get(want)
         match = codes == number if number is not None else np.zeros(len(frame), dtype=bool)
@@ -76,6 +80,14 @@ def _rows(frame: pd.DataFrame, keep: np.ndarray | None, filters: dict[str, str])
     if rows.empty:
         raise _no_rows(frame, filters)
     return rows
+
+
+def _unknown(key: str, side: str) -> str:
+    if side:
+        return f"no column or parameter {key!r} in the results for {side}{key}= (one side's own filter)"
+    if key in SIDES or key[:2] in SIDE_PREFIXES:  # left over: the statistic took no pair out of the options
+        return f"{key}= names a side of two things compared (pair), and this selection compares nothing"
+    return f"no column or parameter {key!r} in the results"
 
 
 def _no_rows(frame: pd.DataFrame, filters: dict[str, str]) -> NoRows:
@@ -116,8 +128,9 @@ def _forget(key: int, ref: weakref.ref) -> None:
 
 
 class Pair(NamedTuple):
-    """Two variants' rows within one selection, variant ``a``'s and ``b``'s, paired run by run
-    over the runs both have (``stats.paired_runs``): the figure's ratio a / b and its verdicts."""
+    """Two sides' rows within one selection (variant ``a``'s and ``b``'s, each narrowed by its own
+    filters), paired run by run over the runs both have (``stats.paired_runs``): the figure's ratio
+    a / b and its verdicts."""
 
     a: pd.DataFrame
     b: pd.DataFrame
@@ -151,18 +164,68 @@ def variants(opts: dict[str, str], fig: Figure) -> tuple[str, str]:
     return a, b
 
 
-def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> Pair:
-    """Variant ``a``'s rows and ``b``'s (the figure's ratio unless named), within the selection
-    the other options make (:func:`select`): the one place two variants are picked to compare."""
+SIDES = ("a", "b")
+SIDE_PREFIXES = ("a.", "b.")
+
+
+class Side(NamedTuple):
+    """What picks one side of a pair within the common selection: its variant and its own filters
+    (``a.devices=8`` -> ``{"devices": "8"}``)."""
+
+    name: str  # "a" or "b"
+    variant: str
+    filters: dict[str, str]
+
+    def __str__(self) -> str:
+        return ", ".join([self.variant, *(f"{k}={v}" for k, v in self.filters.items())])
+
+
+def sides(opts: dict[str, str], fig: Figure) -> tuple[Side, Side]:
+    """Each side's variant (:func:`variants`) and own filters (``a.KEY=VALUE``, ``b.KEY=VALUE``),
+    taken out of ``opts``: what is left filters both sides."""
     a, b = variants(opts, fig)
+    own: dict[str, dict[str, str]] = {"a": {}, "b": {}}
+    for key in [k for k in opts if k[:2] in SIDE_PREFIXES]:
+        name = key[2:]
+        if not name or name == "variant":
+            raise ValueError(f"{key}= is not a side's filter (a side's variant is {key[0]}=; "
+                             f"{key[0]}.KEY=VALUE filters its rows by dtype, boundary or a params key)")
+        own[key[0]][name] = opts.pop(key)
+    return Side("a", a, own["a"]), Side("b", b, own["b"])
+
+
+def compared(opts: dict[str, str], fig: Figure) -> str:
+    """What a pair with a side's own filters compared, for a value's tooltip ("" when neither side
+    has any: two variants of one selection, as the statistic's name says): each side's selection."""
+    if not any(k[:2] in SIDE_PREFIXES for k in opts):
+        return ""
+    rest = dict(opts)
+    a, b = sides(rest, fig)
+    rest.pop("margin", None)  # stat=same's, not a filter
+    both = f" (both {', '.join(f'{k}={v}' for k, v in rest.items())})" if rest else ""
+    return f"; a = {a} against b = {b}{both}"
+
+
+def pair(frame: pd.DataFrame, opts: dict[str, str], fig: Figure) -> Pair:
+    """Side ``a``'s rows and ``b``'s (:func:`sides`: a variant each, the figure's ratio unless named,
+    narrowed by the side's own filters), within the selection the other options make
+    (:func:`select`): the one place two things are picked to compare."""
+    a, b = sides(opts, fig)
     keep = _matching(frame, opts)  # select(select(frame, opts), {"variant": a}), from one numbering
     if keep is not None and not keep.any():
         raise _no_rows(frame, opts)
-    return Pair(*(_rows(frame, _both(keep, _matching(frame, {"variant": v})), {"variant": v}) for v in (a, b)))
+    return Pair(_side_rows(frame, keep, a), _side_rows(frame, keep, b))
+
+
+def _side_rows(frame: pd.DataFrame, keep: np.ndarray | None, side: Side) -> pd.DataFrame:
+    """One side's rows: the common selection ``keep``, its variant, its own filters."""
+    own = _matching(frame, side.filters, f"{side.name}.")
+    wanted = {"variant": side.variant, **{f"{side.name}.{k}": v for k, v in side.filters.items()}}
+    return _rows(frame, _both(_both(keep, _matching(frame, {"variant": side.variant})), own), wanted)
 
 
 def _both(keep: np.ndarray | None, also: np.ndarray | None) -> np.ndarray | None:
-    return also if keep is None else keep & also
+    return keep if also is None else also if keep is None else keep & also
 
 
 def median(frame: pd.DataFrame, opts: dict[str, str]) -> stats.Summary:

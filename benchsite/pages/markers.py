@@ -279,7 +279,11 @@ def value_marker(args: list[str], ctx: Context) -> str:
     machine = opts.pop("machine", None) or ctx.catalog.prose_machine(fig_id)
     frame = ctx.catalog.table(fig_id, machine).frame
     fig = ctx.catalog.figures[fig_id]
-    title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs"
+    if stat not in PAIRED and (sided := [k for k in opts if k[:2] in quotes.SIDE_PREFIXES]):
+        raise ValueError(f"{', '.join(sided)}: stat={stat} compares nothing; a side's own filters "
+                         f"go with the statistics that pair ({', '.join(PAIRED)})")
+    # each side's selection, when a side has filters of its own (two rows of the figure compared)
+    title = f"{fig_id} on {machine}: {stat}, {frame['run'].nunique()} runs{quotes.compared(opts, fig)}"
     if stat == "verdict":  # the reason goes in the title, and the words link to the rule
         decided = quotes.verdict(frame, opts, fig)
         return render.value(decided.text, f"{title}; paired rule: {decided.reason}", ctx.link(render.RULE_PATH))
@@ -310,6 +314,8 @@ def _metric(name: str) -> Callable[[pd.DataFrame, dict[str, str], Figure], str]:
     return lambda frame, opts, fig: quantities.metric(metrics.get(name), quotes.metric(frame, opts, name))
 
 
+# the statistics of two things compared (quotes.pair): they take a=, b= and each side's a.KEY=, b.KEY=
+PAIRED = ("ratio", "verdict", "same", "diff", "lost", "error-ratio")
 # stat= -> the quote (benchsite/model/quotes.py), formatted
 STATS: dict[str, Callable[[pd.DataFrame, dict[str, str], Figure], str]] = {
     "median": lambda frame, opts, fig: _times(quotes.median(frame, opts)),
