@@ -100,6 +100,29 @@ def test_a_claim_reads_a_ratio_and_its_verdicts_as_a_sentence_quotes_them(unpair
         assert unpaired.rows[1].ratio == ratio
 
 
+@pytest.mark.parametrize("pair", [("slow", "slow"), ("fast", "slow")])
+def test_a_claim_compares_two_rows_as_a_sentence_quotes_them(unpaired, pair):
+    """``a_n=`` / ``b_n=`` pick each side's row: the ratio and verdicts are bench:value's with
+    ``a.n=`` / ``b.n=`` (quotes.pair on the figure's samples), over the runs both sides have."""
+    a, b = pair
+    sides = f'"{a}", "{b}", a_n=16, b_n=8'
+    got = claims.evaluate(unpaired, f"ratio({sides}) > 0 and result({sides}) or same({sides}, margin=0.5)")
+    opts = {"a": a, "b": b, "a.n": "16", "b.n": "8"}
+    ratio = quotes.ratio(unpaired.frame, dict(opts), unpaired.fig)
+    verdict = quotes.verdict(unpaired.frame, dict(opts), unpaired.fig)
+    same = quotes.equivalence(unpaired.frame, {**opts, "margin": "0.5"}, unpaired.fig)
+    assert ratio.runs == 8  # "slow" lacks run 0: eight paired runs
+    assert got.values == (
+        f"{a} at n=16 / {b} at n=8: {fmt.ratio_range(ratio.median, ratio.low, ratio.high)}",
+        f"verdict {a} at n=16 vs {b} at n=8: {verdict.text} ({fmt.sig(verdict.ratio)}×; {verdict.reason})",
+        f"equivalence {a} at n=16 vs {b} at n=8: {same.text} ({same.reason})")
+    assert claims.support(unpaired, f"ratio({sides}) > 0") == (8, 9)  # run 0 has no slow row
+    with pytest.raises(claims.ClaimError, match=re.escape("matches {'n': 4096}")):
+        claims.evaluate(unpaired, f'ratio("{a}", "{b}", a_n=4096, b_n=8) > 0')
+    with pytest.raises(claims.ClaimError, match="no group_by param a_n"):  # a statistic of one cell
+        claims.evaluate(unpaired, 'median("fast", a_n=8) > 0')
+
+
 def test_a_claims_pair_is_the_one_query_path(unpaired, monkeypatch):
     asked = []
     real = quotes.pair

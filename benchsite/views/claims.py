@@ -20,6 +20,9 @@ the other params keep):
 * ``result(a=None, b=None, **sel)``: the paired verdict (``stats.paired_verdict``, the
   verdict page's rule) says "a result"; ``faster(a, b, **sel)`` / ``slower(a, b, **sel)``:
   a result and a below / above b;
+* in ``ratio``, ``result``, ``faster``, ``slower`` and ``same``, ``a_KEY=`` / ``b_KEY=`` pick one
+  side's row, so two rows are compared (``result("step", "step", a_devices=8, b_devices=1)``),
+  paired run by run as ``bench:value``'s ``a.KEY=`` / ``b.KEY=`` pair them (``quotes.pair``);
 * ``same(a=None, b=None, margin=M, **sel)``: the equivalence rule (``stats.paired_equivalence``)
   says the two variants (the figure's ratio pair unless named) are the same within ±M, M a
   fraction (0.05 = ±5 %) the claim must state; ``not same(...)`` says only that it could not show it;
@@ -113,15 +116,26 @@ class _Env:
             raise ClaimError(f"no {variant} cell at {row.label or 'the only row'} on {self.tab.machine}")
         return row.cells[variant]
 
-    def pair(self, row: Row, a: str | None, b: str | None) -> tuple[str, str, quotes.Pair]:
-        """The two variants (the figure's ratio unless named) and their pair in ``row``, from
-        ``quotes.pair``: the ratio and the verdicts a sentence's value quotes, by the same code."""
+    def pair(self, a: str | None, b: str | None, sel: dict[str, object]) -> tuple[str, str, str, quotes.Pair]:
+        """The two sides, each a variant (the figure's ratio unless named) in the row ``sel`` picks
+        (``a_KEY`` / ``b_KEY``: in one side's row only), and their pair from ``quotes.pair``: the
+        ratio and the verdicts a sentence's value quotes, by the same code. With what each side is
+        and where both are, for the notes ("" when the sides are rows of their own)."""
         try:
             a, b = quotes.variants({k: v for k, v in (("a", a), ("b", b)) if v}, self.tab.fig)
         except ValueError:
             raise ClaimError(f"{self.tab.fig.id} declares no ratio: name the two variants") from None
-        self.cell(row, a), self.cell(row, b)
-        return a, b, quotes.pair(row.samples, {"a": a, "b": b}, self.tab.fig)
+        sided = [k for k in sel if k[:2] in ("a_", "b_") and k not in self.tab.fig.group_by]
+        if not sided:  # two variants of one row: the row's own samples
+            row = self.row(sel)
+            self.cell(row, a), self.cell(row, b)
+            return a, b, f" at {row.label or 'the only row'}", quotes.pair(row.samples, {"a": a, "b": b}, self.tab.fig)
+        both = {k: v for k, v in sel.items() if k not in sided}
+        rows = [self.row({**both, **{k[2:]: sel[k] for k in sided if k[0] == s}}) for s in quotes.SIDES]
+        self.cell(rows[0], a), self.cell(rows[1], b)
+        opts = {"a": a, "b": b, **{f"{s}.{k}": v for s, row in zip(quotes.SIDES, rows) for k, v in row.params.items()}}
+        return (f"{a} at {rows[0].label}", f"{b} at {rows[1].label}", "",
+                quotes.pair(self.tab.frame, opts, self.tab.fig))
 
     # The functions a claim may call; each returns a plain value and notes what it read.
 
@@ -132,11 +146,9 @@ class _Env:
                           fmt.time_range(s.median, s.low, s.high))
 
     def ratio(self, a: str | None = None, b: str | None = None, **sel) -> float:
-        row = self.row(sel)
-        a, b, found = self.pair(row, a, b)
+        a, b, at, found = self.pair(a, b, sel)
         s = found.ratio()
-        return self._note(f"{a} / {b} at {row.label or 'the only row'}", s.median,
-                          fmt.ratio_range(s.median, s.low, s.high))
+        return self._note(f"{a} / {b}{at}", s.median, fmt.ratio_range(s.median, s.low, s.high))
 
     def growth(self, variant: str, **sel) -> float:
         rows = [r for r in self.rows(sel) if variant in r.cells]
@@ -148,11 +160,9 @@ class _Env:
                           f"{fmt.time_one(last.median)})")
 
     def verdict(self, a: str | None, b: str | None, sel: dict) -> tuple[stats.Verdict, float]:
-        row = self.row(sel)
-        a, b, found = self.pair(row, a, b)
+        a, b, at, found = self.pair(a, b, sel)
         decided = found.verdict()
-        self._note(f"verdict {a} vs {b} at {row.label or 'the only row'}", 0.0,
-                   f"{decided.text} ({fmt.sig(decided.ratio)}×; {decided.reason})")
+        self._note(f"verdict {a} vs {b}{at}", 0.0, f"{decided.text} ({fmt.sig(decided.ratio)}×; {decided.reason})")
         return decided, decided.ratio
 
     def result(self, a: str | None = None, b: str | None = None, **sel) -> bool:
@@ -167,11 +177,9 @@ class _Env:
         return decided.is_result and ratio > 1
 
     def same(self, a: str | None = None, b: str | None = None, *, margin: float, **sel) -> bool:
-        row = self.row(sel)
-        a, b, found = self.pair(row, a, b)
+        a, b, at, found = self.pair(a, b, sel)
         decided = found.equivalence(margin)
-        self._note(f"equivalence {a} vs {b} at {row.label or 'the only row'}", 0.0,
-                   f"{decided.text} ({decided.reason})")
+        self._note(f"equivalence {a} vs {b}{at}", 0.0, f"{decided.text} ({decided.reason})")
         return decided.is_same
 
     def metric(self, name: str, variant: str, **sel) -> float:
@@ -263,8 +271,7 @@ class _OneRun(_Env):
     points (beyond the rule's minimum effect, for ``result``), since one run decides nothing."""
 
     def verdict(self, a: str | None, b: str | None, sel: dict):
-        row = self.row(sel)
-        _, _, found = self.pair(row, a, b)
+        found = self.pair(a, b, sel)[3]
         ratio = found.ratio().median
         beyond = abs(math.log(ratio)) > math.log1p(stats.MIN_EFFECT) if ratio > 0 else False
         return _Direction(beyond), ratio
