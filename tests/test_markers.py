@@ -111,6 +111,13 @@ def test_a_value_compares_two_rows_run_by_run_and_its_title_names_both_sides(tmp
     assert 'title="fig-pair on cpu-test-2c: ratio, 9 runs">' in variants  # one pair of variants: as it was
 
 
+def test_an_option_given_twice_stops_the_build(tmp_path):
+    """Two values of one side's filter (or of any option) would leave the last: refused instead."""
+    with pytest.raises(MarkerError, match=r"option a\.n given twice"):
+        expand("<!-- bench:value fig-sizes stat=ratio a=step b=step a.n=1024 a.n=128 b.n=128 -->",
+               ctx(two_sizes(tmp_path)))
+
+
 @pytest.mark.parametrize("stat", ["median", "runs", "range", "field key=n", "detail"])
 def test_a_sides_filter_on_a_statistic_that_compares_nothing_stops_the_build(tmp_path, stat):
     with pytest.raises(MarkerError, match=rf"bench:value fig-sizes stat={stat} a.n=1024: a.n: "

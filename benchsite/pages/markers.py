@@ -149,9 +149,14 @@ def _figure_id(args: list[str], ctx: Context) -> str:
 
 
 def _options(args: list[str]) -> dict[str, str]:
+    """``key=value`` words as a dict; a key (``a.n``, ``a``) is the text before the first ``=``, and
+    one given twice is refused (the last would silently win)."""
     pairs = [a.split("=", 1) for a in args]
     if any(len(p) != 2 for p in pairs):
         raise ValueError("options must be key=value")
+    twice = sorted({k for k, _ in pairs if [p[0] for p in pairs].count(k) > 1})
+    if twice:
+        raise ValueError(f"option {', '.join(twice)} given twice")
     return dict(pairs)
 
 
