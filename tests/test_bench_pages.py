@@ -7,6 +7,7 @@ import pytest
 
 import benchfixtures
 from benchfixtures import demo_figure, render_page, write_machine
+from benchkit.provenance import sha256_file
 from benchkit.schema import SCHEMA_VERSION
 from benchsite.build.buildcache import BuildCache
 from benchsite.model.catalog import Catalog, Unavailable
@@ -102,6 +103,27 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
     assert '--8<-- "' in html and ':measure"' in html
     assert "<strong>Stale</strong>: on cpu-a, the script changed after" in html and "; on cpu-b, the script" in html
     assert "/results/cpu-b/demo.csv.gz" in html
+
+
+@pytest.mark.parametrize("stale", ["cpu-a", "cpu-b"])
+def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, docs, stale):
+    # The stale note and the machines table said a machine's results were stale, while its cells
+    # against the reference (cpu-a) read as current. Which machine is stale comes from the catalog
+    # (its script's sha256 is not today's), the reference's included.
+    fig = demo_figure(tmp_path)
+    for i, machine in enumerate(["cpu-a", "cpu-b"]):
+        sha = "x" * 64 if machine == stale else sha256_file(fig.script)
+        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5, sha=sha)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    assert cat.stale() == [("fig-demo", stale)]
+    html = render_page(cat, "bench/fig-demo/index.md", docs)
+    table = html[html.index('<table class="bench-compare"'):]
+    table = table[:table.index("</table>")]
+    cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
+    assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
+    assert [m for m, text in cells if text.endswith(" <strong>⚠ stale</strong>")] == [stale] * 6
+    assert f"<strong>Stale</strong>: on {stale}, the script changed after" in html
+    assert html.count("⚠ stale") == 6 + 1  # the cells and the machines table's row, nothing else
 
 
 def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):

@@ -151,7 +151,8 @@ def _blocks(p: BenchPage) -> Made:
     caption = str(template("caption.html", caption=inline_code(fig.caption)))
     caption = (html(caption) if p.machine is not None
                else html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption))
-    compared = {s.name: html(compare.html_table(s.cells, s.name, p.ref, p.rule)) for s in p.shown
+    stale = {machine for machine, _ in p.stale}  # what the stale note above says, in each cell it concerns
+    compared = {s.name: html(compare.html_table(s.cells, s.name, p.ref, p.rule, stale=stale)) for s in p.shown
                 if each and s.cells is not None}
     counts = {s.name: compare.results_count(s.cells, short=True) for s in p.shown if s.cells is not None}
     about = next((s for s in p.shown if s.name == (p.ref if p.machine is None else p.machine)
@@ -236,7 +237,7 @@ def machine_cells(fig: Figure, found, figure: str, rule: str) -> list[str]:
              else f"— ({runs})")
     when = f"{md(found.days)}<br><small>jax {md(found.jax)}</small>"
     state = (f"recorded source ([{fig.compare.made_by}](" + figure + "#code))"
-             if fig.compare is not None else "**⚠ stale**" if found.stale else "current")
+             if fig.compare is not None else f"**{compare.STALE_MARK}**" if found.stale else "current")
     return [shown, when, state]
 
 

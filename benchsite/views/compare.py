@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +28,7 @@ from benchsite.views import fmt, quantities
 from benchsite.views.html import render
 
 RULE_PAGE = "docs/verdicts.md"  # "How a verdict is decided"
+STALE_MARK = "⚠ stale"  # what a machine's stale results are marked with in a table (bold)
 
 
 def side_text(c: Cell, s: stats.Summary) -> str:
@@ -66,6 +67,7 @@ def ratio_note(a: str, b: str) -> str:
 
 
 RULE_TITLE = "How a verdict is decided"
+TABLE_WORDS = {"rule_title": RULE_TITLE, "rule_page": RULE_PAGE, "stale_mark": STALE_MARK}  # compare.html's fixed words
 
 
 def rule_note() -> str:
@@ -73,9 +75,12 @@ def rule_note() -> str:
     return f"verdict: the unpaired rule of {RULE_TITLE} ({RULE_PAGE})"
 
 
-def html_table(found: list[Cell], a: str, b: str, rule_url: str | None = None) -> str:
+# Each cell of a machine named in ``stale`` (its results were measured with another script or harness
+# than today's: ``Catalog.summary``'s ``stale``) is marked as the machines table marks it, so a phone's
+# card of one row says so too.
+def html_table(found: list[Cell], a: str, b: str, rule_url: str | None = None, stale: Collection[str] = ()) -> str:
     return str(render("compare.html", head=header(a, b), body=table_rows(found), note=ratio_note(a, b),
-                      count=results_count(found), rule=rule_url, rule_title=RULE_TITLE, rule_page=RULE_PAGE))
+                      count=results_count(found), rule=rule_url, stale=stale, **TABLE_WORDS))
 
 
 def text_table(found: list[Cell], a: str, b: str) -> str:
