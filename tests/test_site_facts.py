@@ -59,6 +59,23 @@ def test_site_facts_are_each_pairs_summary_and_reference(tmp_path, cache):
 
 
 @pytest.mark.parametrize("cache", [True, False])
+def test_the_count_of_compared_cells_is_the_cells_the_comparisons_show(tmp_path, cache):
+    """/verdicts counts the cells the /bench comparisons show: a cell two machines measured at other
+    parameters under the same row (a size picked per platform: n=16 here, with m=2 on cpu-b alone)
+    is a different workload, left out of the comparison, and so out of the count (fig-dtype-cost's
+    axpy rows were counted: 248 where the pages show 244)."""
+    from benchsite.model import cells
+
+    figures = two_figures(tmp_path)
+    path = tmp_path / "results" / "cpu-b" / "demo.csv"
+    path.write_text(path.read_text().replace("n=16", "m=2;n=16"))
+    cat = catalog(tmp_path, figures, cache)
+    shown = [c for fig_id in sorted(figures) for c in cells.of_machines(cat, fig_id, "cpu-b", "cpu-a")]
+    assert len(shown) == 3 + 3 + 3  # fig-bad's two rows and fig-demo's n=8: fast, slow, slow / fast
+    assert noise.shown(cat).unpaired == len(shown)
+
+
+@pytest.mark.parametrize("cache", [True, False])
 def test_a_pair_whose_table_cannot_be_made_is_left_out_and_named(tmp_path, cache):
     figures = unmakeable(tmp_path)
     cat = catalog(tmp_path, figures, cache)

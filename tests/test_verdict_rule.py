@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchkit import verdicts
-from benchsite.model import stats
+from benchsite.model import cells, stats
 
 
 @pytest.fixture(scope="module")
@@ -305,7 +305,7 @@ def test_the_verdicts_counted_from_summaries_are_those_of_the_tables():
             paired += sum(r.verdict is not None for r in tab.rows)
             ref = by_pair.get((tab.fig.id, refs.get(tab.fig.id)))
             if ref is not None and ref is not tab:
-                unpaired += len(set(tab.quantities) & set(ref.quantities))
+                unpaired += len(cells.table_cells(tab, ref, machines=True))  # what its comparison shows
         return noise.Shown(paired, unpaired, len({tab.machine for tab in tables}))
 
     whole = noise.shown(committed_catalog())
@@ -351,3 +351,21 @@ def test_the_unpaired_rule_takes_each_sides_medians_as_on_its_own():
             for la, lb in ((xa, xb), (xa.astype(np.float32), xb), (xa, xb.astype(np.float32))):
                 for got, want in zip(stats._unpaired_decide(la, lb), on_its_own(la, lb)):
                     assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_a_false_result_count_shows_the_rate_it_multiplied():
+    """The tooltip of "2.0 false results" gave "177 verdicts x 1.1 %" (1.95) where the count was made
+    with 1.125 %: the rate is shown as the count used it, so a reader's product is the page's."""
+    import html as html_text
+    import re
+
+    from benchsite.model import noise
+    from benchsite.views import verdict_rates
+
+    found = noise.Count("paired-false", 177, rate=0.01125, runs=6,
+                        noise=noise.SimNoise(stats.SIM_RUN_SD, stats.SIM_DRIFT_SD, 0.0))
+    shown = str(verdict_rates.count_value(found))
+    title = html_text.unescape(re.search(r'title="([^"]*)"', shown)[1])
+    assert ">2.0<" in shown and "177 verdicts x 1.125 % simulated false positives" in title
+    count, rate = re.search(r"(\d+) verdicts x ([\d.]+) %", title).groups()
+    assert f"{int(count) * float(rate) / 100:.1f}" == "2.0"

@@ -79,7 +79,7 @@ def count_value(found: Count) -> Markup:
     if found.noise is not None:  # the false results the simulated rate implies
         rule = found.what.removesuffix("-false")
         return render("value.html", text=f"{found.rate * found.count:.1f}", href=None, title=(
-            f"{found.count} verdicts x {fmt.percent(found.rate)} simulated false positives ({rule} rule, "
+            f"{found.count} verdicts x {100 * found.rate:.4g} % simulated false positives ({rule} rule, "
             f"R = {found.runs}, {source(found.noise)})"))
     if found.what == "machines":
         return render("value.html", text=f"{found.count} machine{'s' if found.count != 1 else ''}", href=None,
