@@ -55,7 +55,7 @@ def test_index_lists_each_figure_on_each_machine_with_its_headline(tmp_path, doc
     assert "2026-02-03" in html and "jax 0.10.2" in html
     assert "[The chapter](../chapter.md#fig-demo)" in html
     assert "Demo &#124; figure" in html  # a pipe cannot break the table
-    assert "**⚠ stale**" in html  # the fixture's sha256 is not the script's
+    assert "**⚠\u00a0stale**" in html  # the fixture's sha256 is not the script's
 
 
 def test_lists_of_every_machine_read_each_ones_summary_not_its_samples(tmp_path, docs):
@@ -65,7 +65,7 @@ def test_lists_of_every_machine_read_each_ones_summary_not_its_samples(tmp_path,
     fig = build(tmp_path, ["cpu-a", "cpu-b"]).figures
     made = Catalog.build(tmp_path / "results", fig, preferred="cpu-a", cache=tmp_path / "frames")
     first = render_page(made, "bench/index.md", docs)
-    assert "100× &#91;100..100&#93;" in first and "**⚠ stale**" in first and "jax 0.10.2" in first
+    assert "100× &#91;100..100&#93;" in first and "**⚠\u00a0stale**" in first and "jax 0.10.2" in first
     again = Catalog.build(tmp_path / "results", fig, preferred="cpu-a", cache=tmp_path / "frames")
     assert render_page(again, "bench/index.md", docs) == first
     assert again.frames._loaded == {}  # no samples read back
@@ -121,9 +121,11 @@ def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, 
     table = table[:table.index("</table>")]
     cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
     assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
-    assert [m for m, text in cells if text.endswith(" <strong>⚠ stale</strong>")] == [stale] * 6
+    assert [m for m, text in cells if text.endswith(" <strong>⚠\u00a0stale</strong>")] == [stale] * 6
     assert f"<strong>Stale</strong>: on {stale}, the script changed after" in html
-    assert html.count("⚠ stale") == 6 + 1  # the cells and the machines table's row, nothing else
+    # the cells, the machines table's row, and the note under the comparison that says what it means
+    assert html.count("⚠\u00a0stale") == 6 + 1 + 1
+    assert f"<strong>⚠\u00a0stale</strong>: {stale} recorded its results before the figure's script" in html
 
 
 def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):

@@ -189,7 +189,7 @@ STALE_MESSAGE = f"{FIG} on {FIRST} is stale"
 
 
 def test_stale_figure_is_marked_on_every_page_that_shows_it(built):
-    assert "⚠ stale" in (built / "bench" / "index.html").read_text()
+    assert "⚠\u00a0stale" in (built / "bench" / "index.html").read_text()
     for page in (f"bench/{FIG}/index.html", f"bench/{FIG}/{FIRST}/index.html", "what-the-clock-caught/index.html"):
         assert 'class="bench-stale"' in (built / page).read_text(), page
 

@@ -28,7 +28,7 @@ from benchsite.views import fmt, quantities
 from benchsite.views.html import render
 
 RULE_PAGE = "docs/verdicts.md"  # "How a verdict is decided"
-STALE_MARK = "⚠ stale"  # what a machine's stale results are marked with in a table (bold)
+STALE_MARK = "⚠\u00a0stale"  # what a machine's stale results are marked with in a table (bold; one word on a phone)
 
 
 def side_text(c: Cell, s: stats.Summary) -> str:
