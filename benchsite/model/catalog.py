@@ -624,9 +624,7 @@ class Summary:
     """A pair's table reduced to what a list of pairs shows: its headline, how many runs, the
     days they started and the jax versions, why it is stale ("" when current), and what the site's
     count of its verdicts needs (``noise.verdict_count``): how many rows carry a paired verdict, and
-    which cells a comparison with another machine could match: each of :attr:`Table.quantities`'
-    keys with its workload (:attr:`Table.workloads`), since a comparison pairs two machines' cells
-    only where both agree (``cells.table_cells``)."""
+    which cells a comparison with another machine could match (:attr:`Table.comparable`)."""
 
     headline: Headline | None
     runs: int
@@ -641,8 +639,7 @@ class Summary:
         frame = tab.frame
         return cls(tab.headline, tab.runs, run_days(frame),
                    ", ".join(sorted(distinct_texts(frame["jax_version"]))), tab.stale,
-                   sum(r.verdict is not None for r in tab.rows),
-                   frozenset((key, tab.workloads[key]) for key in tab.quantities))
+                   sum(r.verdict is not None for r in tab.rows), tab.comparable)
 
 
 @dataclass(frozen=True)

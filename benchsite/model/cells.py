@@ -83,15 +83,15 @@ def cross_verdict(a: stats.Summary, b: stats.Summary) -> stats.Verdict:
 
 
 def table_cells(a: Table, b: Table, machines: bool = False) -> list[Cell]:
-    """The cells both tables measured with the same parameters (``Table.quantities`` and
-    ``Table.workloads``), in a's table order: a size picked per platform or per cache size
-    makes the cell a different workload, left out rather than compared.
+    """The cells both tables measured with the same parameters (``Table.comparable``), in a's
+    table order: a size picked per platform or per cache size makes the cell a different
+    workload, left out rather than compared.
 
     Without ``machines``, a difference in hardware (:func:`hardware_check`) makes
     every cell's verdict a refusal: comparing machines must be asked for."""
     refused = None if machines else hardware_check(a.frame, b.frame)
     qa, qb = a.quantities, b.quantities
-    same = [key for key in qa if key in qb and a.workloads[key] == b.workloads[key]]
+    same = [key for key in qa if (key, a.workloads[key]) in b.comparable]
     return [Cell(g, q, qa[(g, q)][0], qb[(g, q)][0], qa[(g, q)][1], refused) for g, q in same]
 
 

@@ -268,6 +268,13 @@ class Table:
         return out
 
     @functools.cached_property
+    def comparable(self) -> frozenset[tuple[tuple[str, str], frozenset[str]]]:
+        """Each cell as another machine's table must match it to be compared with it: its key in
+        :attr:`quantities` with its workload (:attr:`workloads`), since the same row may hold another
+        size there (``cells.table_cells``; what the site counts of the comparisons, ``Summary.cells``)."""
+        return frozenset((key, self.workloads[key]) for key in self.quantities)
+
+    @functools.cached_property
     def workloads(self) -> dict[tuple[str, str], frozenset[str]]:
         """(row label, variant or "a / b") -> every full ``params`` text behind that cell. Two
         machines' cells are the same workload only when these agree: a row is keyed by the

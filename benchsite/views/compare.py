@@ -67,7 +67,6 @@ def ratio_note(a: str, b: str) -> str:
 
 
 RULE_TITLE = "How a verdict is decided"
-TABLE_WORDS = {"rule_title": RULE_TITLE, "rule_page": RULE_PAGE, "stale_mark": STALE_MARK}  # compare.html's fixed words
 
 
 def rule_note() -> str:
@@ -75,12 +74,13 @@ def rule_note() -> str:
     return f"verdict: the unpaired rule of {RULE_TITLE} ({RULE_PAGE})"
 
 
-# Each cell of a machine named in ``stale`` (its results were measured with another script or harness
-# than today's: ``Catalog.summary``'s ``stale``) is marked as the machines table marks it, so a phone's
-# card of one row says so too.
 def html_table(found: list[Cell], a: str, b: str, rule_url: str | None = None, stale: Collection[str] = ()) -> str:
+    """The cells as a table; each cell of a machine named in ``stale`` (its results were measured with
+    another script or harness than today's: ``Catalog.summary``'s ``stale``) is marked as the machines
+    table marks it, so a phone's card of one row says so too, and the note under it says why."""
     return str(render("compare.html", head=header(a, b), body=table_rows(found), note=ratio_note(a, b),
-                      count=results_count(found), rule=rule_url, stale=stale, **TABLE_WORDS))
+                      count=results_count(found), rule=rule_url, rule_title=RULE_TITLE, rule_page=RULE_PAGE,
+                      stale=stale, stale_mark=STALE_MARK))
 
 
 def text_table(found: list[Cell], a: str, b: str) -> str:
