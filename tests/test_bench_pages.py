@@ -128,6 +128,31 @@ def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, 
     assert f"<strong>⚠\u00a0stale</strong>: {stale} recorded its results before the figure's script" in html
 
 
+@pytest.mark.parametrize("stale", ["cpu-a", "cpu-b", None])
+def test_a_machine_pages_comparison_marks_each_cell_of_a_stale_machine(tmp_path, docs, stale):
+    # cpu-b's page compared it with the reference (cpu-a) and marked no cell, while the figure page's
+    # table marked every cell of whichever was stale: its own cells, the reference's, or none.
+    fig = demo_figure(tmp_path)
+    for i, machine in enumerate(["cpu-a", "cpu-b"]):
+        sha = "x" * 64 if machine == stale else sha256_file(fig.script)
+        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5, sha=sha)
+    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    assert cat.stale() == ([("fig-demo", stale)] if stale else [])
+    html = render_page(cat, "bench/fig-demo/cpu-b.md", docs)
+    assert "## Compared with cpu-a" in html
+    table = html[html.index('<table class="bench-compare"'):]
+    table = table[:table.index("</table>")]
+    cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
+    assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
+    assert [m for m, text in cells if text.endswith(" <strong>⚠\u00a0stale</strong>")] == [stale] * 6 * bool(stale)
+    # the note under the table says what the mark means, and the stale note it points to is at the top
+    assert html.count("⚠\u00a0stale") == (6 + 1 if stale else 0)
+    said = f"<strong>⚠\u00a0stale</strong>: {stale} recorded its results before the figure's script"
+    at_top = f"<strong>Stale</strong>: on {stale}, the script changed after"
+    assert (said in html, at_top in html) == (bool(stale), bool(stale))
+    assert not stale or html.index(at_top) < html.index("## Compared with cpu-a") < html.index(said)
+
+
 def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):
     cat = build(tmp_path, ["cpu-a", "cpu-b"])
     html = render_page(cat, "bench/fig-demo/cpu-b.md", docs)

@@ -577,7 +577,8 @@ class Catalog:
         reference machine, today's script hash, and per machine its state, its summary (the figure
         page), its table model where its panel is shown (past ``max_tabs`` machines the reference's
         alone) or where a comparison's verdicts are read, its results file's digest and the commit that
-        holds it, and the texts of its kept sessions where its panel is shown and it has no problem.
+        holds it, and the texts of its kept sessions where its panel is shown and it has no problem; on
+        a machine page, why it and the reference it is compared with are stale, where they are.
         The catalog's own lookups first; then the summaries and table models (each made once per build
         and kept under the build cache by its results file's digest and today's code hashes:
         ``staleness``, ``cachefile``, ``table``), the digests, the commits that hold the files
@@ -610,13 +611,17 @@ class Catalog:
                 failed[m] = why
             else:
                 tables[m] = self._memo[("table", fig_id, m)]
+        # A machine page compares its machine with the reference: each of the two that is stale is marked
+        # there as the figure page's summaries mark it (Summary.stale, kept by the build cache).
+        pair = [machine, ref] if machine in tables and ref not in (None, machine) else []
+        stale = {m: why for m in pair if (why := self.stale_reason(fig_id, m))}
         shown = [m for m in panels if m in tables]
         digests = {m: keys[(fig_id, m)][3] for m in shown}
         committed = {m: committed[m] for m in shown}
         texts = {m: self.session_texts(fig_id, m) for m in panels if not problems[m]}
         now = self.current_sha(fig_id).script
         return PairFacts(ref, now, names, roles, valid, problems, errors, summaries, panels,
-                         tables, failed, digests, committed, texts)
+                         tables, failed, digests, committed, texts, stale)
 
 
 @dataclass(frozen=True)
@@ -660,6 +665,7 @@ class PairFacts:
     digests: dict[str, str]  # a shown panel's results file's sha256
     committed: dict[str, tuple[str, str] | None]  # (path, commit) of a shown panel's results file as committed
     texts: dict[str, SessionTexts]  # a panel's machine with no problem -> its kept sessions' texts
+    stale: dict[str, str]  # a machine page's machine and the reference it is compared with -> why stale, where so
 
 
 @dataclass(frozen=True)

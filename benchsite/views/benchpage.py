@@ -93,7 +93,10 @@ class BenchPage:
 
     @property
     def stale(self) -> list[tuple[str, str]]:
-        """(machine, reason) of each stale machine the figure page summarises."""
+        """(machine, reason) of each stale machine the figure page summarises; on a machine page, of it
+        and the reference where it is compared with the reference (``Machine.stale``)."""
+        if self.machine is not None:
+            return [pair for s in self.shown for pair in s.facts.stale]
         return [(s.name, s.summary.stale) for s in self.shown if s.summary is not None and s.summary.stale]
 
 
@@ -149,8 +152,7 @@ def _blocks(p: BenchPage) -> Made:
         code = (f"{CODE_HEAD}Its side file could not be read, so its recorded source cannot be shown "
                 "(the error above names it).\n")
     caption = str(template("caption.html", caption=inline_code(fig.caption)))
-    caption = (html(caption) if p.machine is not None
-               else html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption))
+    caption = html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption)
     stale = {machine for machine, _ in p.stale}  # what the stale note above says, in each cell it concerns
     compared = {s.name: html(compare.html_table(s.cells, s.name, p.ref, p.rule, stale=stale)) for s in p.shown
                 if each and s.cells is not None}
