@@ -105,6 +105,9 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
     assert "/results/cpu-b/demo.csv.gz" in html
 
 
+MARK = '<strong class="bench-stale-mark">⚠\u00a0stale</strong>'  # a cell's mark (bench.css: under the value)
+
+
 @pytest.mark.parametrize("stale", ["cpu-a", "cpu-b"])
 def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, docs, stale):
     # The stale note and the machines table said a machine's results were stale, while its cells
@@ -121,7 +124,7 @@ def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, 
     table = table[:table.index("</table>")]
     cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
     assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
-    assert [m for m, text in cells if text.endswith(" <strong>⚠\u00a0stale</strong>")] == [stale] * 6
+    assert [m for m, text in cells if text.endswith(f" {MARK}")] == [stale] * 6
     assert f"<strong>Stale</strong>: on {stale}, the script changed after" in html
     # the cells, the machines table's row, and the note under the comparison that says what it means
     assert html.count("⚠\u00a0stale") == 6 + 1 + 1
@@ -144,13 +147,19 @@ def test_a_machine_pages_comparison_marks_each_cell_of_a_stale_machine(tmp_path,
     table = table[:table.index("</table>")]
     cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
     assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
-    assert [m for m, text in cells if text.endswith(" <strong>⚠\u00a0stale</strong>")] == [stale] * 6 * bool(stale)
+    assert [m for m, text in cells if text.endswith(f" {MARK}")] == [stale] * 6 * bool(stale)
     # the note under the table says what the mark means, and the stale note it points to is at the top
     assert html.count("⚠\u00a0stale") == (6 + 1 if stale else 0)
     said = f"<strong>⚠\u00a0stale</strong>: {stale} recorded its results before the figure's script"
-    at_top = f"<strong>Stale</strong>: on {stale}, the script changed after"
+    # the top note names the reference as such: "these results" are not the page's own
+    named = " (the reference machine, in the comparison below)" if stale == "cpu-a" else ""
+    at_top = f"<strong>Stale</strong>: on {stale}{named}, the script changed after"
     assert (said in html, at_top in html) == (bool(stale), bool(stale))
     assert not stale or html.index(at_top) < html.index("## Compared with cpu-a") < html.index(said)
+    # the reference's own page compares nothing, and says at its top whether it is stale
+    own = render_page(cat, "bench/fig-demo/cpu-a.md", docs)
+    assert "## Compared with" not in own and "⚠\u00a0stale" not in own
+    assert ("<strong>Stale</strong>: on cpu-a, the script changed after" in own) == (stale == "cpu-a")
 
 
 def test_machine_page_cites_figure_machine_version_date_commit_and_url(tmp_path, docs):

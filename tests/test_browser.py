@@ -631,6 +631,45 @@ def test_wide_figures_fit_a_desktop_and_stay_legible_on_a_phone(built_site, serv
     assert all(f["drawn"] <= f["box"] for f in figures if width >= 960 or "bench-roofline" in f["cls"]), figures
 
 
+# A compare table's machine column (the third) with a stale machine's mark in every cell, as
+# templates/compare.html writes it: the table's width and each cell's mark against its value's line.
+STALE_MARKS = """() => {
+  const t = [...document.querySelectorAll('table.bench-compare')].find(t => t.getClientRects().length);
+  const width = () => t.getBoundingClientRect().width;
+  const before = width();
+  const cells = [...t.querySelectorAll('tbody tr')].map(r => r.children[2]);
+  for (const c of cells) if (!c.querySelector('.bench-stale-mark')) {
+    const mark = document.createElement('strong');
+    mark.className = 'bench-stale-mark';
+    mark.textContent = '\u26a0\u00a0stale';
+    c.append(' ', mark);
+  }
+  return {before, after: width(), cards: getComputedStyle(t).display === 'block',
+          lines: cells.map(c => { const m = c.querySelector('.bench-stale-mark').getBoundingClientRect();
+            const r = document.createRange(); r.selectNodeContents(c); const first = r.getClientRects()[0];
+            return {below: m.top >= first.bottom - 1,
+                    beside: m.top < first.bottom - 1 && m.left >= first.right - 1}; })};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_stale_mark_never_widens_a_compare_table(built_site, serve, browser, width):
+    """A stale machine's mark made each of its cells about 54 px wider (the cells do not wrap), and
+    the verdicts of a table that had just fitted went out of its scroll box: "not a result yet" read
+    "not a resul" at 1280 px. In a table the mark goes under its value, so the table is as wide with
+    it as without; on a phone's card it stays beside the value."""
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    pg.goto(serve(built_site) + "/bench/fig-host-device-overlap/")
+    found = pg.evaluate(STALE_MARKS)
+    context.close()
+    assert found["lines"] and found["cards"] == (width == 390)
+    if width == 390:
+        assert all(c["beside"] for c in found["lines"]), found
+    else:
+        assert found["after"] == found["before"] and all(c["below"] for c in found["lines"]), found
+
+
 # Everything the roofline shows, each with its box on screen: the legend's entries, and in the
 # drawing that is displayed its roofs, dots and labels; the figure's box and the window's width.
 ROOFLINE_PAGES = ["/how-good-is-this-number/", "/bench/fig-machine-peak/"]

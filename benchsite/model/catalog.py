@@ -578,7 +578,7 @@ class Catalog:
         page), its table model where its panel is shown (past ``max_tabs`` machines the reference's
         alone) or where a comparison's verdicts are read, its results file's digest and the commit that
         holds it, and the texts of its kept sessions where its panel is shown and it has no problem; on
-        a machine page, why it and the reference it is compared with are stale, where they are.
+        a machine page, why it and the reference are stale, where they are.
         The catalog's own lookups first; then the summaries and table models (each made once per build
         and kept under the build cache by its results file's digest and today's code hashes:
         ``staleness``, ``cachefile``, ``table``), the digests, the commits that hold the files
@@ -611,9 +611,10 @@ class Catalog:
                 failed[m] = why
             else:
                 tables[m] = self._memo[("table", fig_id, m)]
-        # A machine page compares its machine with the reference: each of the two that is stale is marked
-        # there as the figure page's summaries mark it (Summary.stale, kept by the build cache).
-        pair = [machine, ref] if machine in tables and ref not in (None, machine) else []
+        # A machine page says at its top whether its machine is stale, and marks each of the two it compares
+        # (the machine and the reference) that is, as the figure page's summaries say it (Summary.stale,
+        # kept by the build cache).
+        pair = [m for m in dict.fromkeys([machine, ref]) if m is not None] if machine in tables else []
         stale = {m: why for m in pair if (why := self.stale_reason(fig_id, m))}
         shown = [m for m in panels if m in tables]
         digests = {m: keys[(fig_id, m)][3] for m in shown}

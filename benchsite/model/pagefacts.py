@@ -46,7 +46,7 @@ class Machine:
     history: sessions.History | None = None  # its sessions, where its panel is shown and has no problem
     cells: list[Cell] | None = None  # its cells against the reference machine, where it is compared
     stale: list[tuple[str, str]] = field(default_factory=list)  # (machine, why) of it and the reference where
-    # stale, on its own page where it is compared (PairFacts.stale: as the figure page's summaries say)
+    # stale, on its own page (PairFacts.stale: as the figure page's summaries say)
     steps: list[Step] = field(default_factory=list)  # between its consecutive sessions, newest first, where
     # the page shows its history (the machine page's machine, the figure page's reference)
 
@@ -104,5 +104,6 @@ def gather(cat: Catalog, fig_id: str, machine: str | None, max_tabs: int) -> Pag
         Machine(m, found.roles[m], found.valid[m], found.problems[m], found.errors.get(m), found.summaries.get(m),
                 verdicts[m], m in found.panels, found.tables.get(m) if m in found.panels else None,
                 found.failed.get(m), found.digests.get(m, ""), found.committed.get(m), m in sides, hists.get(m),
-                versus.get(m), [(x, found.stale[x]) for x in (m, ref) if x in found.stale], steps if m == about else [])
+                versus.get(m), [(x, found.stale[x]) for x in dict.fromkeys((m, ref)) if x in found.stale],
+                steps if m == about else [])
         for m in found.names], found.now)

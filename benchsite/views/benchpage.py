@@ -94,7 +94,7 @@ class BenchPage:
     @property
     def stale(self) -> list[tuple[str, str]]:
         """(machine, reason) of each stale machine the figure page summarises; on a machine page, of it
-        and the reference where it is compared with the reference (``Machine.stale``)."""
+        and of the reference it is compared with (``Machine.stale``)."""
         if self.machine is not None:
             return [pair for s in self.shown for pair in s.facts.stale]
         return [(s.name, s.summary.stale) for s in self.shown if s.summary is not None and s.summary.stale]
@@ -104,7 +104,7 @@ class BenchPage:
 class Made:
     """A page's blocks of finished HTML, each stashed as a placeholder (:func:`_blocks`)."""
 
-    caption: str  # the caption (and on the figure page the stale note before it)
+    caption: str  # the caption, and the stale note before it where a machine the page shows is stale
     code: str  # the figure page's code section (Markdown around a stashed block for a comparison's recorded source)
     panels: dict[str, str]  # machine -> its panel with its cite block, as HTML ("" where none is shown)
     results: str  # the figure page's results: the tabs, or the reference's panel alone
@@ -152,7 +152,7 @@ def _blocks(p: BenchPage) -> Made:
         code = (f"{CODE_HEAD}Its side file could not be read, so its recorded source cannot be shown "
                 "(the error above names it).\n")
     caption = str(template("caption.html", caption=inline_code(fig.caption)))
-    caption = html(str(template("stale_note.html", stale=p.stale)) if p.stale else "", caption)
+    caption = html(str(template("stale_note.html", stale=p.stale, about=p.machine)) if p.stale else "", caption)
     stale = {machine for machine, _ in p.stale}  # what the stale note above says, in each cell it concerns
     compared = {s.name: html(compare.html_table(s.cells, s.name, p.ref, p.rule, stale=stale)) for s in p.shown
                 if each and s.cells is not None}
