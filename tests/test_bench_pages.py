@@ -108,22 +108,32 @@ def test_figure_page_has_tabs_comparison_cite_and_code(tmp_path, docs):
 MARK = '<strong class="bench-stale-mark">⚠\u00a0stale</strong>'  # a cell's mark (bench.css: under the value)
 
 
+def stale_catalog(tmp_path, stale: str | None) -> Catalog:
+    """Two machines of the demo figure, cpu-a the reference; ``stale``'s script sha256 is not today's."""
+    fig = demo_figure(tmp_path)
+    for i, machine in enumerate(["cpu-a", "cpu-b"]):
+        sha = "x" * 64 if machine == stale else sha256_file(fig.script)
+        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5, sha=sha)
+    return Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+
+
+def compare_cells(html: str) -> list[tuple[str, str]]:
+    """(machine, cell) of the first comparison's machine columns: 6 rows, a cell each."""
+    table = html[html.index('<table class="bench-compare"'):]
+    found = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table[:table.index("</table>")])
+    assert len(found) == 12 and {m for m, _ in found} == {"cpu-a", "cpu-b"}
+    return found
+
+
 @pytest.mark.parametrize("stale", ["cpu-a", "cpu-b"])
 def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, docs, stale):
     # The stale note and the machines table said a machine's results were stale, while its cells
     # against the reference (cpu-a) read as current. Which machine is stale comes from the catalog
     # (its script's sha256 is not today's), the reference's included.
-    fig = demo_figure(tmp_path)
-    for i, machine in enumerate(["cpu-a", "cpu-b"]):
-        sha = "x" * 64 if machine == stale else sha256_file(fig.script)
-        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5, sha=sha)
-    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    cat = stale_catalog(tmp_path, stale)
     assert cat.stale() == [("fig-demo", stale)]
     html = render_page(cat, "bench/fig-demo/index.md", docs)
-    table = html[html.index('<table class="bench-compare"'):]
-    table = table[:table.index("</table>")]
-    cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
-    assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
+    cells = compare_cells(html)
     assert [m for m, text in cells if text.endswith(f" {MARK}")] == [stale] * 6
     assert f"<strong>Stale</strong>: on {stale}, the script changed after" in html
     # the cells, the machines table's row, and the note under the comparison that says what it means
@@ -135,18 +145,11 @@ def test_the_across_machines_table_marks_each_cell_of_a_stale_machine(tmp_path, 
 def test_a_machine_pages_comparison_marks_each_cell_of_a_stale_machine(tmp_path, docs, stale):
     # cpu-b's page compared it with the reference (cpu-a) and marked no cell, while the figure page's
     # table marked every cell of whichever was stale: its own cells, the reference's, or none.
-    fig = demo_figure(tmp_path)
-    for i, machine in enumerate(["cpu-a", "cpu-b"]):
-        sha = "x" * 64 if machine == stale else sha256_file(fig.script)
-        write_machine(tmp_path / "results", machine, scale=1 + i, runs=5, sha=sha)
-    cat = Catalog.build(tmp_path / "results", {fig.id: fig}, preferred="cpu-a")
+    cat = stale_catalog(tmp_path, stale)
     assert cat.stale() == ([("fig-demo", stale)] if stale else [])
     html = render_page(cat, "bench/fig-demo/cpu-b.md", docs)
     assert "## Compared with cpu-a" in html
-    table = html[html.index('<table class="bench-compare"'):]
-    table = table[:table.index("</table>")]
-    cells = re.findall(r'<td data-label="(cpu-[ab])">(.*?)</td>', table)
-    assert len(cells) == 12 and {m for m, _ in cells} == {"cpu-a", "cpu-b"}  # 6 rows, a cell each
+    cells = compare_cells(html)
     assert [m for m, text in cells if text.endswith(f" {MARK}")] == [stale] * 6 * bool(stale)
     # the note under the table says what the mark means, and the stale note it points to is at the top
     assert html.count("⚠\u00a0stale") == (6 + 1 if stale else 0)
