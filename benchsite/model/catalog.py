@@ -577,8 +577,9 @@ class Catalog:
         reference machine, today's script hash, and per machine its state, its summary (the figure
         page), its table model where its panel is shown (past ``max_tabs`` machines the reference's
         alone) or where a comparison's verdicts are read, its results file's digest and the commit that
-        holds it, and the texts of its kept sessions where its panel is shown and it has no problem; on
-        a machine page, why it and the reference are stale, where they are.
+        holds it, and the texts of its kept sessions where its panel is shown and it has no problem; and
+        why each machine the page says is stale is so (the figure page: the summarised machines; a
+        machine page: it and the reference it is compared with).
         The catalog's own lookups first; then the summaries and table models (each made once per build
         and kept under the build cache by its results file's digest and today's code hashes:
         ``staleness``, ``cachefile``, ``table``), the digests, the commits that hold the files
@@ -611,11 +612,13 @@ class Catalog:
                 failed[m] = why
             else:
                 tables[m] = self._memo[("table", fig_id, m)]
-        # A machine page says at its top whether its machine is stale, and marks each of the two it compares
-        # (the machine and the reference) that is, as the figure page's summaries say it (Summary.stale,
-        # kept by the build cache).
-        pair = [m for m in dict.fromkeys([machine, ref]) if m is not None] if machine in tables else []
-        stale = {m: why for m in pair if (why := self.stale_reason(fig_id, m))}
+        # Which machines the page says are stale, at its top and in its comparisons' cells: the figure
+        # page's summarised machines, a machine page's machine and the reference it is compared with
+        # (Summary.stale either way, kept by the build cache).
+        said = (listed if machine is None else
+                [m for m in dict.fromkeys([machine, ref]) if m is not None] if machine in tables else [])
+        reasons = {m: summaries[m].stale if m in summaries else self.stale_reason(fig_id, m) for m in said}
+        stale = {m: why for m, why in reasons.items() if why}
         shown = [m for m in panels if m in tables]
         digests = {m: keys[(fig_id, m)][3] for m in shown}
         committed = {m: committed[m] for m in shown}
@@ -666,7 +669,7 @@ class PairFacts:
     digests: dict[str, str]  # a shown panel's results file's sha256
     committed: dict[str, tuple[str, str] | None]  # (path, commit) of a shown panel's results file as committed
     texts: dict[str, SessionTexts]  # a panel's machine with no problem -> its kept sessions' texts
-    stale: dict[str, str]  # a machine page's machine and the reference it is compared with -> why stale, where so
+    stale: dict[str, str]  # each machine the page says is stale -> why (Summary.stale)
 
 
 @dataclass(frozen=True)

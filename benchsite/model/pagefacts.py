@@ -1,9 +1,9 @@
 """What a figure's /bench page, or one machine's page of it, shows of the model, gathered in one call
 (:func:`gather`) as plain values: per machine its state (role, whether its results file was read,
 why it cannot be shown), its summary, its table model, the comparison's verdicts, the results file's
-digest and the commit that holds it, its sessions, its cells against the reference machine (on its
-own page, with which of the two are stale), and the steps of the history the page shows; and the
-figure's reference machine and today's script hash.
+digest and the commit that holds it, its sessions, its cells against the reference machine, and the
+steps of the history the page shows; and the figure's reference machine, today's script hash and
+which machines the page says are stale.
 ``pages/pages.py`` adds what the build's cache keeps of it (the panels, the ceilings, the code) and
 the chapter, and ``views/benchpage.py`` renders the page.
 
@@ -45,8 +45,6 @@ class Machine:
     side: bool = False  # a comparison's recorded side file is there
     history: sessions.History | None = None  # its sessions, where its panel is shown and has no problem
     cells: list[Cell] | None = None  # its cells against the reference machine, where it is compared
-    stale: list[tuple[str, str]] = field(default_factory=list)  # (machine, why) of it and the reference where
-    # stale, on its own page (PairFacts.stale: as the figure page's summaries say)
     steps: list[Step] = field(default_factory=list)  # between its consecutive sessions, newest first, where
     # the page shows its history (the machine page's machine, the figure page's reference)
 
@@ -67,6 +65,8 @@ class PageFacts:
     ref: str | None  # the reference machine (Catalog.reference)
     machines: list[Machine]  # every machine of the figure (a machine's page: that machine alone)
     now: str  # today's sha256 of the figure's script
+    stale: list[tuple[str, str]] = field(default_factory=list)  # (machine, why) of each machine the page says
+    # is stale (PairFacts.stale)
 
     def get(self, name: str) -> Machine:
         return next(m for m in self.machines if m.name == name)
@@ -104,6 +104,5 @@ def gather(cat: Catalog, fig_id: str, machine: str | None, max_tabs: int) -> Pag
         Machine(m, found.roles[m], found.valid[m], found.problems[m], found.errors.get(m), found.summaries.get(m),
                 verdicts[m], m in found.panels, found.tables.get(m) if m in found.panels else None,
                 found.failed.get(m), found.digests.get(m, ""), found.committed.get(m), m in sides, hists.get(m),
-                versus.get(m), [(x, found.stale[x]) for x in dict.fromkeys((m, ref)) if x in found.stale],
-                steps if m == about else [])
-        for m in found.names], found.now)
+                versus.get(m), steps if m == about else [])
+        for m in found.names], found.now, list(found.stale.items()))

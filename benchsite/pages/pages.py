@@ -299,7 +299,7 @@ def page_model(fig: Figure, machine: str | None, ctx: Context) -> benchpage.Benc
         fig, machine, [benchpage.Shown(m, panels.get(m.name, ""), ctx.link(layout.site_path(m.name, fig.stem)))
                        for m in shown],
         ref, facts.now, links, ctx.cache, chapter, code, ctx.link(render.RULE_PATH),
-        ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url), ctx.catalog.derived)
+        ctx.link, urls.public_base(ctx.site_url), urls.public_base(ctx.repo_url), ctx.catalog.derived, facts.stale)
 
 
 def _code(fig: Figure, ctx: Context) -> str:

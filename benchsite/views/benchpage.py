@@ -90,14 +90,7 @@ class BenchPage:
     repo: str  # the repository's (of repo_url)
     derived: dict  # the build's memo (Catalog.derived): a comparison's recorded
     # source is highlighted once a build, for its figure page and its chapter's figure (markers._recorded)
-
-    @property
-    def stale(self) -> list[tuple[str, str]]:
-        """(machine, reason) of each stale machine the figure page summarises; on a machine page, of it
-        and of the reference it is compared with (``Machine.stale``)."""
-        if self.machine is not None:
-            return [pair for s in self.shown for pair in s.facts.stale]
-        return [(s.name, s.summary.stale) for s in self.shown if s.summary is not None and s.summary.stale]
+    stale: list[tuple[str, str]]  # (machine, reason) of each machine the page says is stale (PageFacts.stale)
 
 
 @dataclass(frozen=True)
