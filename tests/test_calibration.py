@@ -11,6 +11,7 @@ from benchsite.model import calibration, stats
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
 from benchsite.pages.markers import Context, MarkerError, expand
+from benchsite.views import verdict_rates
 from test_results import make_row
 
 DRIFT = [1.0, 1.03, 0.97, 1.02, 0.98, 1.01, 0.99, 1.04, 0.96]  # one per run, shared by A and B
@@ -136,6 +137,29 @@ def test_marker_renders_counts_rates_and_the_pairs_called(tmp_path, monkeypatch)
     assert html.count("33 % [") == 2  # 2 of 6, with its interval
     assert html.count("op=x, n=3; op=x, n=5") == 2
     assert "fig-aa on cpu-test-2c, 9 runs" in html and f"{calibration.SIM_TRIALS} sets of 9 runs" in html
+
+    # Under the table, each rule's measured interval against its two simulated rates, from the numbers
+    # shown: two planted differences in six pairs lie far above what the simulation gives with none.
+    assert html.count("its interval lies above both simulated rates") == 2
+
+
+def test_the_marker_says_where_no_wrong_call_lies_against_the_simulation(tmp_path, monkeypatch):
+    monkeypatch.setattr(calibration, "RULES", DIFFERENCE)
+    html = expand("<!-- bench:aa-rates fig-aa -->", ctx(aa_catalog(tmp_path, planted={})))
+    assert "Measured against simulated: <strong>paired</strong>: its interval holds both simulated rates" in html
+
+
+@pytest.mark.parametrize(("interval", "at_site", "here", "said"), [
+    ((0.2, 0.7), 0.005, 0.0005, "its interval lies above both simulated rates"),
+    ((0.0, 0.21), 0.011, 0.0, "its interval holds both simulated rates"),
+    ((0.0, 0.05), 0.2, 0.3, "its interval lies below both simulated rates"),
+    ((0.01, 0.3), 0.02, 0.001, "its interval holds the simulated rate and lies above the rate simulated at the "
+                               "noise measured here"),
+    ((0.01, 0.3), 0.4, 0.1, "its interval holds the rate simulated at the noise measured here and lies below the "
+                            "simulated rate"),
+])
+def test_a_measured_interval_is_read_against_both_simulated_rates(interval, at_site, here, said):
+    assert verdict_rates.against_simulated(interval, at_site, here) == said
 
 
 @pytest.mark.parametrize(("marker", "says"), [("<!-- bench:aa-rates fig-aa scale=2 -->", "unknown options"),

@@ -64,6 +64,7 @@ def aa_table(found: AARates, trials: int) -> str:
              f"{fmt.percent(r.rate)} [{fmt.percent(r.interval[0])}..{fmt.percent(r.interval[1])}]",
              fmt.percent(r.at_site), fmt.percent(r.here)] for r in found.rules]
     called = [(r.name, "; ".join(r.wrong) or "none") for r in found.rules]
+    against = [(r.name, against_simulated(r.interval, r.at_site, r.here)) for r in found.rules]
     seen = found.seen
     note = (f"{found.fig_id} on {found.machine}, {fmt.count(found.runs, 'run')}; one A/A pair per table row. The "
             "interval is exact for independent pairs; these pairs share their runs and their session, so it is "
@@ -71,7 +72,24 @@ def aa_table(found: AARates, trials: int) -> str:
             f"compared as the pairs are, with the site's simulated noise (run {fmt.percent(stats.SIM_RUN_SD)}, "
             f"shared drift {fmt.percent(stats.SIM_DRIFT_SD)}) and with the noise these pairs show (run "
             f"{fmt.percent(seen.run_sd)}, shared drift {fmt.percent(seen.drift_sd)}; medians over the pairs).")
-    return str(render("verdict_rates.html", head=head, body=body, called=called, note=note))
+    return str(render("verdict_rates.html", head=head, body=body, called=called, against=against, note=note))
+
+
+def against_simulated(interval: tuple[float, float], at_site: float, here: float) -> str:
+    """Where a measured rate's interval lies against the two simulated rates, in words: the rule's
+    line under the A/A table, so that no sentence of the prose has to say it of one run's counts."""
+    low, high = interval
+    sims = (("the simulated rate", at_site), ("the rate simulated at the noise measured here", here))
+    above = [name for name, rate in sims if rate < low]  # the interval lies above this rate
+    below = [name for name, rate in sims if rate > high]
+    if len(above) == 2:
+        return "its interval lies above both simulated rates"
+    if len(below) == 2:
+        return "its interval lies below both simulated rates"
+    if not above and not below:
+        return "its interval holds both simulated rates"
+    held = next(name for name, rate in sims if low <= rate <= high)
+    return f"its interval holds {held} and lies {'above' if above else 'below'} {(above or below)[0]}"
 
 
 def count_value(found: Count) -> Markup:
