@@ -47,7 +47,8 @@ wheel: $(STAMP) ## Build benchkit's wheel into dist/ (pip install dist/jax_bench
 
 bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on this machine, execute the lesson, build the site
 	@mkdir -p .bench; exec 9>.bench/make-bench.lock; \
-	if ! flock -n 9; then echo "make bench: another make bench is running here; refusing to start a second one" >&2; exit 2; fi; \
+	if ! command -v flock >/dev/null; then echo "make bench: flock (util-linux) not found; running without the lock that refuses a second make bench here" >&2; \
+	elif ! flock -n 9; then echo "make bench: another make bench is running here; refusing to start a second one" >&2; exit 2; fi; \
 	status=0; \
 	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(ONLY),--only $(subst $(comma), ,$(ONLY))) || status=$$?; \
 	if [ -n "$(ONLY)" ]; then echo "make bench: lesson not executed (ONLY=$(ONLY))"; \
@@ -68,10 +69,10 @@ lesson: $(STAMP) ## Execute the lesson notebooks into results/<machine>/lessons/
 # names them only at the end; here each shows where it is logged. The INFO lines are filtered out
 # instead; pipefail keeps the status.
 site: $(STAMP) ## Build the site from the committed results (no benchmark runs)
-	@set -o pipefail; start=$$(date +%s%N); \
+	@set -o pipefail; start=$$($(PY) -c 'import time; print(time.time_ns())'); \
 	BENCH_RESULTS=$(RESULTS) BENCH_STRICT=$(STRICT) $(VENV)/bin/mkdocs build --strict 2>&1 \
 	  | { grep -v '^INFO ' || true; } && \
-	echo "site built in $$(( ($$(date +%s%N) - start) / 1000000 )) ms -> site/index.html"
+	echo "site built in $$(( ($$($(PY) -c 'import time; print(time.time_ns())') - start) / 1000000 )) ms -> site/index.html"
 
 # The site's links are relative, so the built site/ works under any path. publish lays it out as a
 # folder to upload as is: at the host's root by default, so the /bench section (every figure on every

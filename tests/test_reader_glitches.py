@@ -95,6 +95,14 @@ def test_a_recorded_run_wall_time_is_quoted_beside_the_budget():
     assert "1 figure took longer than the budget at the median (fig-b)" in text
 
 
+def test_a_median_just_over_its_budget_does_not_read_as_the_budget():
+    session = "20261201T120000Z-abcd"
+    frames = {"fig-a": _starts("fig-a", session, ["2026-12-01T12:00:01Z", "2026-12-01T12:00:10Z"])
+              .assign(run_wall_s=[5.003, 5.005])}
+    text = walltime.table(frames, lambda fig_id: f"bench/{fig_id}/", {"fig-a": 5.0})
+    assert "| 2 | 5.004 s | the run | 5.0 s (**over**) |" in text  # not "5.0 s" beside "5.0 s (over)"
+
+
 def test_wall_time_reads_in_minutes_past_a_minute():
     assert walltime.seconds(648.4) == "10 min 48 s" and walltime.seconds(59.6) == "1 min 0 s"
     assert walltime.seconds(None) == "—"
