@@ -864,6 +864,33 @@ def test_lesson_outputs_say_when_columns_are_hidden_and_its_source_reads_in_both
     assert [c for c in found["contrast"] if c[1] < (4.5 if scheme == "dark" else 4.3)] == []
 
 
+# The lesson's SVG outputs: each image's drawn and own width, its output box's, and its alt text.
+LESSON_IMAGES = """() => [...document.querySelectorAll('.jupyter-wrapper .jp-RenderedSVG > img')].map(i => {
+  const box = i.parentElement;
+  return {alt: i.alt, drawn: i.getBoundingClientRect().width, own: i.naturalWidth,
+          box: box.clientWidth, scrolls: box.scrollWidth > box.clientWidth + 1}; })"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_lesson_images_keep_a_readable_width_on_a_phone_and_say_what_they_show(built_site, serve, browser, width):
+    """Review6: the interval diagram and the report chart, shrunk to a phone's column, had text of 4
+    to 8 px, and their alt text was nbconvert's "No description has been provided for this image".
+    On a phone each keeps its own width and scrolls inside its output box (the page does not: the
+    phone walk's test_no_page_scrolls_sideways_on_a_phone); on a desktop each fits its box."""
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 844})
+    pg = context.new_page()
+    pg.goto(serve(built_site) + LESSON)
+    images = pg.evaluate(LESSON_IMAGES)
+    wide = pg.evaluate("() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1")
+    context.close()
+    assert len(images) == 2 and not wide, images
+    assert all(i["alt"] and "No description" not in i["alt"] for i in images), images
+    if width < 720:
+        assert all(abs(i["drawn"] - i["own"]) < 1 and i["own"] > i["box"] and i["scrolls"] for i in images), images
+    else:
+        assert all(i["drawn"] <= i["box"] + 0.5 and not i["scrolls"] for i in images), images
+
+
 EVERY_CELL_PAGES = ["/diagnosing/recompiles/", "/bench/fig-dispatch-vs-completion/", "/bench/", "/verdicts/",
                     "/diagnosing/profiling/"]
 EVERY_CELL = """() => { window.scrollTo(0, 0);

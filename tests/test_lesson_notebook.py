@@ -224,6 +224,27 @@ def test_the_broken_timers_hint_names_what_its_code_has() -> None:
     assert named and named <= names, named - names
 
 
+@pytest.mark.slow
+def test_the_published_lesson_describes_its_images_and_its_links_resolve(built_site: Path) -> None:
+    """Each SVG the lesson shows has alternative text of its own (nbconvert's placeholder said "No
+    description has been provided for this image": benchsite/build/notebook_page.py, describe_images),
+    and each link it makes to another page of the site lands on a page, at an anchor that page has."""
+    page = built_site / "lessons" / NOTEBOOK.stem / "index.html"
+    text = page.read_text(encoding="utf-8")
+    alts = re.findall(r'<img alt="([^"]*)" src="data:image/svg\+xml', text)
+    assert len(alts) == 2 and "No description" not in text, alts
+    assert alts[0] == "Timelines of host and device work with the interval each timer measures"
+    assert alts[1].startswith("Chart in 2 panels. “first call, by stage”"), alts[1]
+    links = [h for h in re.findall(r'href="(\.\./[^"]*)"', text) if "/assets/" not in h and not h.endswith(".css")]
+    assert any("#" in link for link in links), links
+    for link in links:
+        address, _, anchor = link.partition("#")
+        target = (page.parent / address).resolve()
+        target = target / "index.html" if target.is_dir() else target
+        assert target.is_file(), link
+        assert not anchor or f'id="{anchor}"' in target.read_text(encoding="utf-8"), link
+
+
 def prose(markdown: str) -> str:
     """Markdown with code (fenced and inline) and HTML tags removed."""
     markdown = re.sub(r"```.*?```", " ", markdown, flags=re.DOTALL)

@@ -3,6 +3,7 @@ stay gives exactly what parsing the whole stylesheet gives (benchsite/build/note
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import random
 from pathlib import Path
@@ -138,3 +139,65 @@ def test_the_scan_steps_aside_where_it_cannot_be_sure():
     for css in (".a\\:b{x:1}", "<!-- .a{x:1}", ".a{background:url(a{b)}", ".a{b:url("):
         with pytest.raises(notebook_page._Unsure):
             notebook_page._prune_scanned(css, {"a"})
+
+
+# --- Alternative text of the SVG outputs (notebook_page.describe_images) ---
+
+def _img(svg: str, alt: str = notebook_page.NO_ALT) -> str:
+    """An SVG output as nbconvert writes it into the page (its lab template, then its alt filler)."""
+    import base64
+    data = base64.b64encode(svg.encode()).decode()
+    return (f'<div class="jp-RenderedSVG jp-OutputArea-output" data-mime-type="image/svg+xml" tabindex="0">\n'
+            f'<img alt="{alt}" src="data:image/svg+xml;base64,{data}"/>\n</div>')
+
+
+SVG = 'xmlns="http://www.w3.org/2000/svg"'
+# Matplotlib's SVG (3.11, svg.fonttype "none"), cut to its structure: a title in its metadata (its
+# own name, not the figure's), per panel its axes (tick labels, then the label; a y label turned a
+# quarter turn), its title and its legend.
+MATPLOTLIB = f"""<svg xmlns:xlink="http://www.w3.org/1999/xlink" {SVG} width="648pt" height="259.2pt">
+ <metadata><rdf:RDF xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:cc="http://creativecommons.org/ns#"
+   xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><cc:Work><dc:creator><cc:Agent>
+   <dc:title>Matplotlib v3.11.2, https://matplotlib.org/</dc:title></cc:Agent></dc:creator></cc:Work></rdf:RDF>
+ </metadata>
+ <g id="figure_1"><g id="axes_1">
+  <g id="matplotlib.axis_1"><g id="xtick_1"><g id="text_1"><text transform="rotate(-0 1 1)">1</text></g></g>
+   <g id="text_6"><text transform="rotate(-0 1 1)">fresh function (one first call each)</text></g></g>
+  <g id="matplotlib.axis_2"><g id="ytick_1"><g id="text_7"><text transform="rotate(-0 1 1)">0</text></g></g>
+   <g id="text_13"><text transform="rotate(-90 18.6 121.6)">ms</text></g></g>
+  <g id="text_14"><text transform="rotate(-0 1 1)">first call, by stage</text></g>
+  <g id="legend_1"><g id="text_15"><text>trace</text></g></g></g>
+ <g id="axes_2">
+  <g id="matplotlib.axis_3"><g id="text_25"><text transform="rotate(0)">warm sample, in the order taken</text></g></g>
+  <g id="matplotlib.axis_4"><g id="text_34"><text transform="rotate(-90 1 1)">ms</text></g></g>
+  <g id="text_35"><text transform="rotate(-0 1 1)">warm calls, ready minus start</text></g></g></g>
+</svg>"""
+
+
+@pytest.mark.parametrize(("svg", "alt"), [
+    # the lesson's interval diagram (docs/lessons/interval_diagram.py): its aria-label, before its title
+    (f'<svg {SVG} role="img" aria-label="Timelines of host and device work"><title>The interval</title></svg>',
+     "Timelines of host and device work"),
+    (f"<svg {SVG}><title>The interval  each\n timing measures</title><text>x</text></svg>",
+     "The interval each timing measures"),
+    (MATPLOTLIB, "Chart in 2 panels. “first call, by stage”: ms against fresh function (one first call each). "
+                 "“warm calls, ready minus start”: ms against warm sample, in the order taken."),
+    (f'<svg {SVG} aria-label="a &lt;b&gt; &quot;c&quot; &amp; d"/>', "a <b> \"c\" & d"),
+])
+def test_an_svg_output_gets_the_alt_text_it_carries(svg, alt):
+    out = notebook_page.describe_images(_img(svg))
+    assert notebook_page.NO_ALT not in out
+    assert f'alt="{html.escape(alt, quote=True)}"' in out
+    assert out.replace(f'alt="{html.escape(alt, quote=True)}"', f'alt="{notebook_page.NO_ALT}"') == _img(svg)
+
+
+@pytest.mark.parametrize("page", [
+    _img(f"<svg {SVG}><rect/></svg>"),  # says nothing: nbconvert's placeholder stays
+    _img("<svg><title>not the SVG namespace</title></svg>"),
+    _img("<svg unclosed"),
+    _img(f'<svg {SVG} aria-label="own"/>', alt="The author's own text"),  # an alt of its own is kept
+    '<img alt="No description has been provided for this image" src="data:image/png;base64,iVBORw0KGgo="/>',
+    '<img alt="No description has been provided for this image" src="data:image/svg+xml;base64,@@@"/>',
+])
+def test_an_image_that_says_nothing_or_has_its_own_alt_is_left_as_it_is(page):
+    assert notebook_page.describe_images(page) == page

@@ -8,7 +8,8 @@ makes it part of what a warming worker does with the page (``benchsite/build/plu
 ``_warm_source``), where parsing the 590 KB stylesheet no longer holds up the build's one
 process; the search index reads the pruned content too. The result is kept under the build
 cache by the content and the one code version (``cachefile.code_version``: the pruning code and
-tinycss2's version among it), so the build finds what the worker made."""
+tinycss2's version among it), so the build finds what the worker made. The same step gives each
+SVG output its alternative text (``notebook_page.describe_images``)."""
 
 import hashlib
 
@@ -25,6 +26,6 @@ def on_page_content(html: str, page, config, files) -> str:
     found = cachefile.read(stored)
     if isinstance(found, str):
         return found
-    pruned = notebook_page.prune_page(html)
+    pruned = notebook_page.prune_page(notebook_page.describe_images(html))
     cachefile.write(stored, pruned)
     return pruned

@@ -19,11 +19,21 @@ at-rule). Every rule tinycss2 is handed is parsed as it was inside the whole sty
 result is the same text, byte for byte; where the scan could not be sure of that (a backslash, an
 unquoted ``url(`` it cannot step over, ``<!--``), the whole stylesheet goes to tinycss2 as before
 (``tests/test_notebook_page.py`` holds the two equal).
+
+:func:`describe_images` gives each SVG output its own alternative text: nbconvert shows an SVG as
+an ``<img>`` of a ``data:`` URL and, finding no ``alt``, writes "No description has been provided
+for this image", though the SVG may say what it is (its ``aria-label`` or ``<title>``). A
+Matplotlib chart says neither, so its text is made of what it labels: each panel's title and axis
+labels.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html as htmllib
 import re
+import xml.etree.ElementTree as ET
 
 import tinycss2
 
@@ -248,3 +258,79 @@ def prune_page(html: str, marker: str = ".jupyter-wrapper") -> str:
     page_vars = set(VAR_USE.findall(outside))
     return STYLE.sub(lambda m: m.group(1) + prune_css(m.group(2), classes, page_vars) + m.group(3)
                      if marker in m.group(2) else m.group(0), html)
+
+
+NO_ALT = "No description has been provided for this image"  # nbconvert's (exporters/html.py)
+SVG_IMG = re.compile(r"<img\b[^>]*>")
+SVG_DATA = re.compile(r'\ssrc="data:image/svg\+xml;base64,([A-Za-z0-9+/=\s]+)"')
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def _texts(group) -> list[str]:
+    """The text of each ``<g id="text_N">`` directly in ``group`` (Matplotlib's text artists)."""
+    return [" ".join("".join(g.itertext()).split()) for g in group
+            if g.tag == f"{SVG_NS}g" and g.get("id", "").startswith("text_")]
+
+
+def _panel(axes) -> str:
+    """One Matplotlib panel: its title, then its y label against its x label (a y label is drawn
+    turned a quarter turn)."""
+    title = " ".join(t for t in _texts(axes) if t)
+    x_label = y_label = ""
+    for axis in axes:
+        if axis.tag == f"{SVG_NS}g" and axis.get("id", "").startswith("matplotlib.axis_"):
+            for g in axis:
+                if g.tag == f"{SVG_NS}g" and g.get("id", "").startswith("text_"):
+                    text = " ".join("".join(g.itertext()).split())
+                    turned = any("rotate(-90" in (t.get("transform") or "") for t in g.iter(f"{SVG_NS}text"))
+                    if text and turned:
+                        y_label = text
+                    elif text:
+                        x_label = text
+    axes_text = f"{y_label} against {x_label}" if x_label and y_label else x_label or y_label
+    return f"“{title}”: {axes_text}" if title and axes_text else f"“{title}”" if title else axes_text
+
+
+def svg_description(svg: str) -> str | None:
+    """What an SVG says it shows: its root's ``aria-label``, else its root's ``<title>``, else,
+    for a Matplotlib figure, its panels (title and axis labels); None when it says nothing."""
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError:
+        return None
+    if root.tag != f"{SVG_NS}svg":
+        return None
+    label = " ".join((root.get("aria-label") or "").split())
+    if label:
+        return label
+    for child in root:
+        if child.tag == f"{SVG_NS}title":
+            title = " ".join("".join(child.itertext()).split())
+            if title:
+                return title
+    panels = [p for p in (_panel(axes) for axes in root.iter(f"{SVG_NS}g")
+                          if axes.get("id", "").startswith("axes_")) if p]
+    if not panels:
+        return None
+    return f"Chart in {len(panels)} panels. " + ". ".join(panels) + "." if len(panels) > 1 \
+        else f"Chart. {panels[0]}."
+
+
+def describe_images(page: str) -> str:
+    """``page`` with nbconvert's placeholder ``alt`` of each SVG ``<img>`` replaced by what the SVG
+    says it shows (:func:`svg_description`); an image that says nothing keeps the placeholder."""
+    def describe(match: re.Match) -> str:
+        tag = match.group(0)
+        data = SVG_DATA.search(tag)
+        if f'alt="{NO_ALT}"' not in tag or not data:
+            return tag
+        try:
+            svg = base64.b64decode("".join(data.group(1).split()), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return tag
+        text = svg_description(svg)
+        if not text:
+            return tag
+        return tag.replace(f'alt="{NO_ALT}"', f'alt="{htmllib.escape(text, quote=True)}"', 1)
+
+    return SVG_IMG.sub(describe, page)
