@@ -131,6 +131,35 @@ def test_timeline_side_file_is_drawn_from_the_trace_events(tmp_path):
     assert svg.count("<rect") >= len(doc["events"])
 
 
+def _step(mode: str, events: list) -> dict:
+    return {"mode": mode, "window_us": 100.0, "step_us": 80.0, "busy_us": 50.0, "gap_us": 30.0,
+            "gap_at_us": [60.0, 90.0], "lanes": ["host", "compute 1"], "events": events}
+
+
+# The host-bound step's dispatch (lane 0) from 10 to 20 µs, and its operations on lane 1.
+CALL = [0, 10.0, 10.0, "dispatch", "dispatch"]
+
+
+@pytest.mark.parametrize(("mode", "events", "said"), [
+    ("host-bound", [CALL, [1, 25.0, 5.0, "forward", "f"], [1, 40.0, 5.0, "backward", "b"]],
+     "first operation began 5.00 µs after dispatch returned"),
+    ("host-bound", [CALL, [1, 14.0, 5.0, "forward", "f"]],
+     "first operation began while dispatch was open, 6.00 µs before it returned"),
+    ("host-bound", [[0, -5.0, 3.0, "dispatch", "dispatch"], CALL, [1, 12.0, 5.0, "forward", "f"]],
+     "first operation began while dispatch was open, 8.00 µs before it returned"),  # the window's first whole call
+    ("run-ahead", [CALL, [1, 25.0, 5.0, "forward", "f"]], None),  # queued behind earlier dispatches
+    ("host-bound", [CALL, [1, 5.0, 10.0, "forward", "f"], [1, 25.0, 5.0, "forward", "g"]], None),  # device busy
+    ("host-bound", [[1, 25.0, 5.0, "forward", "f"]], None),  # no dispatch drawn
+    ("host-bound", [CALL, [1, 2.0, 3.0, "forward", "f"]], None),  # no operation after it
+])
+def test_a_host_bound_panel_says_when_its_first_operation_began_against_its_dispatch(mode, events, said):
+    step = _step(mode, events)
+    assert timeline.dispatch_reading(step) == said
+    svg = timeline.svg([step])
+    head = "gap 30.0 µs of a 80.0 µs step"
+    assert f"{head} · {said}</text>" in svg if said else f"{head}</text>" in svg
+
+
 def test_timeline_refuses_a_file_that_is_not_one(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('{"steps": [{"mode": "x"}]}')

@@ -31,6 +31,12 @@ FONT = 11  # templates/timeline_svg.html's font-size
 LEGEND_GLYPH = 7 / 11
 
 
+# The mode whose every step reads its loss back before the next step is dispatched
+# (bench_scripts/trace_gaps.py, host_bound): the device has finished the step before, so the first
+# operation after the step's dispatch begins is the step's own.
+HOST_BOUND = "host-bound"
+
+
 class TimelineError(ValueError):
     """The side file is not a timeline this module can draw."""
 
@@ -43,6 +49,31 @@ def load(path: Path) -> list[dict]:
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise TimelineError(f"{path}: not a timeline side file ({err})") from err
     return steps
+
+
+def dispatch_reading(step: dict) -> str | None:
+    """For a host-bound step: when its first operation began against its ``dispatch`` slice (the
+    first in the window), which the gaps chapter's hypothesis about dispatch asks; None for another
+    mode (a run-ahead step's operations queue behind earlier dispatches), and where the window holds
+    no dispatch, no operation after it, or an operation still running when it began."""
+    if str(step["mode"]) != HOST_BOUND:
+        return None
+    events = [(int(lane), float(start), float(dur), str(kind)) for lane, start, dur, kind, _ in step["events"]]
+    calls = sorted((start, start + dur) for lane, start, dur, kind in events
+                   if lane == 0 and kind == "dispatch" and start >= 0)
+    if not calls:
+        return None
+    begun, returned = calls[0]
+    ops = [(start, start + dur) for lane, start, dur, _ in events if lane > 0]
+    if any(start < begun < end for start, end in ops):  # the device was busy: not a host-bound start
+        return None
+    first = min((start for start, _ in ops if start >= begun), default=None)
+    if first is None:
+        return None
+    if first >= returned:
+        return f"first operation began {fmt.time_one((first - returned) * 1e-6)} after dispatch returned"
+    before = fmt.time_one((returned - first) * 1e-6)
+    return f"first operation began while dispatch was open, {before} before it returned"
 
 
 def _panel(step: dict, y0: float) -> tuple[dict, float]:
@@ -75,7 +106,8 @@ def _panel(step: dict, y0: float) -> tuple[dict, float]:
     ticks = [{"x": f"{LEFT + frac * (WIDTH - LEFT - RIGHT):.1f}", "y": f"{axis_y}",
               "anchor": "start" if frac == 0 else "end" if frac == 1 else "middle",
               "text": axes.time_tick(frac * span * 1e-6, figures=3) if frac else "0"} for frac in axes.fractions(4)]
-    return {"mode": str(step["mode"]), "head_y": f"{y0 + 14}", "gap": gap, "shade": shade, "lanes": rows,
+    return {"mode": str(step["mode"]), "head_y": f"{y0 + 14}", "gap": gap, "reading": dispatch_reading(step),
+            "shade": shade, "lanes": rows,
             "events": events, "ticks": ticks}, height
 
 
