@@ -13,6 +13,9 @@ SMOKE ?=
 STRICT ?=
 RESULTS ?= results
 export NO_MKDOCS_2_WARNING := 1
+# bench calls make again through this name, not $(MAKE) itself: make runs a recipe line that names
+# $(MAKE) even under -n, so `make -n bench` would measure; through another name it prints the commands.
+SUBMAKE = $(MAKE)
 comma := ,
 
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml bench_scripts/pyproject.toml | sha256sum | cut -c1-12)
@@ -52,9 +55,9 @@ bench: $(if $(filter $(PY),$(PYTHON)),$(STAMP)) ## Run every figure R times on t
 	status=0; \
 	$(PYTHON) bench_scripts/run.py --runs $(R) --results $(RESULTS) $(if $(ONLY),--only $(subst $(comma), ,$(ONLY))) || status=$$?; \
 	if [ -n "$(ONLY)" ]; then echo "make bench: lesson not executed (ONLY=$(ONLY))"; \
-	elif [ "$(PYTHON)" = "$(PY)" ]; then $(MAKE) --no-print-directory lesson || status=$$?; \
+	elif [ "$(PYTHON)" = "$(PY)" ]; then $(SUBMAKE) --no-print-directory lesson || status=$$?; \
 	else echo "make bench: lesson not executed (it runs in $(VENV); PYTHON=$(PYTHON))"; fi; \
-	BENCH_CLAIMS=report $(MAKE) --no-print-directory site || status=$$?; \
+	BENCH_CLAIMS=report $(SUBMAKE) --no-print-directory site || status=$$?; \
 	$(PY) -m benchsite.pages.claimcheck --results $(RESULTS) --failed || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make bench: some steps failed (see above)"; fi; exit $$status
 

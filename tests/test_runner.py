@@ -250,6 +250,19 @@ def test_a_second_make_bench_is_refused_whole(tmp_path):
 
 
 @pytest.mark.slow
+def test_make_n_bench_prints_the_session_and_measures_nothing(tmp_path):
+    """`make -n bench` (what run-it-yourself offers where the Makefile's tools are missing) prints the
+    commands: make runs a recipe line naming $(MAKE) even under -n, so bench must not name it.
+    PYTHON=false: were the line run after all, it would measure nothing."""
+    proc = subprocess.run(["make", "--no-print-directory", "-n", "bench", "R=1", "PYTHON=false",
+                           f"RESULTS={tmp_path / 'r'}"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "false bench_scripts/run.py --runs 1" in proc.stdout and "--no-print-directory site" in proc.stdout
+    assert not (tmp_path / "r").exists()
+    assert "$(MAKE)" not in (REPO / "Makefile").read_text().split("\nbench:")[1].split("\n\n")[0]
+
+
+@pytest.mark.slow
 def test_an_interrupt_while_a_worker_starts_stops_that_worker(monkeypatch):
     """Ctrl-C that lands while the runner is starting a worker is held until the worker's process
     object exists, then raised where the worker is killed: nothing outlives the runner."""
