@@ -157,6 +157,11 @@ def test_the_marker_says_where_no_wrong_call_lies_against_the_simulation(tmp_pat
                                "noise measured here"),
     ((0.01, 0.3), 0.4, 0.1, "its interval holds the rate simulated at the noise measured here and lies below the "
                             "simulated rate"),
+    ((0.2, 0.7), float("nan"), 0.001, "its interval lies above the rate simulated at the noise measured here (the "
+                                      "other could not be simulated)"),
+    ((0.0, 0.21), 0.3, float("nan"), "its interval lies below the simulated rate (the other could not be simulated)"),
+    ((0.0, 0.21), float("nan"), float("nan"), "nothing to compare (no interval, or no rate could be simulated)"),
+    ((float("nan"), float("nan")), 0.01, 0.02, "nothing to compare (no interval, or no rate could be simulated)"),
 ])
 def test_a_measured_interval_is_read_against_both_simulated_rates(interval, at_site, here, said):
     assert verdict_rates.against_simulated(interval, at_site, here) == said

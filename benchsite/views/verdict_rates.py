@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 from markupsafe import Markup
 
 from benchsite.model import stats
@@ -77,19 +79,21 @@ def aa_table(found: AARates, trials: int) -> str:
 
 def against_simulated(interval: tuple[float, float], at_site: float, here: float) -> str:
     """Where a measured rate's interval lies against the two simulated rates, in words: the rule's
-    line under the A/A table, so that no sentence of the prose has to say it of one run's counts."""
+    line under the A/A table, so that no sentence of the prose has to say it of one run's counts.
+    A rate that could not be simulated (NaN, shown "n/a") is left out and the line says so."""
     low, high = interval
-    sims = (("the simulated rate", at_site), ("the rate simulated at the noise measured here", here))
-    above = [name for name, rate in sims if rate < low]  # the interval lies above this rate
-    below = [name for name, rate in sims if rate > high]
-    if len(above) == 2:
-        return "its interval lies above both simulated rates"
-    if len(below) == 2:
-        return "its interval lies below both simulated rates"
-    if not above and not below:
-        return "its interval holds both simulated rates"
-    held = next(name for name, rate in sims if low <= rate <= high)
-    return f"its interval holds {held} and lies {'above' if above else 'below'} {(above or below)[0]}"
+    sims = [(name, rate) for name, rate in (("the simulated rate", at_site),
+                                            ("the rate simulated at the noise measured here", here))
+            if math.isfinite(rate)]
+    if not (math.isfinite(low) and math.isfinite(high)) or not sims:
+        return "nothing to compare (no interval, or no rate could be simulated)"
+    placed = [("holds" if low <= rate <= high else "lies above" if rate < low else "lies below", name)
+              for name, rate in sims]
+    if len(placed) == 2 and placed[0][0] == placed[1][0]:
+        return f"its interval {placed[0][0]} both simulated rates"
+    placed.sort(key=lambda p: p[0] != "holds")  # what it holds first
+    said = " and ".join(f"{where} {name}" for where, name in placed)
+    return f"its interval {said}" + ("" if len(placed) == 2 else " (the other could not be simulated)")
 
 
 def count_value(found: Count) -> Markup:
