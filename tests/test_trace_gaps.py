@@ -132,25 +132,31 @@ def test_timeline_side_file_is_drawn_from_the_trace_events(tmp_path):
 
 
 def _step(mode: str, events: list) -> dict:
-    return {"mode": mode, "window_us": 100.0, "step_us": 80.0, "busy_us": 50.0, "gap_us": 30.0,
-            "gap_at_us": [60.0, 90.0], "lanes": ["host", "compute 1"], "events": events}
+    """A step drawn as trace_gaps.timeline draws it: its first operation at 25 µs (the next step's
+    at 105 µs, the end of the gap), in a window that opened before it."""
+    return {"mode": mode, "window_us": 120.0, "step_us": 80.0, "busy_us": 50.0, "gap_us": 30.0,
+            "gap_at_us": [75.0, 105.0], "lanes": ["host", "compute 1"], "events": events}
 
 
-# The host-bound step's dispatch (lane 0) from 10 to 20 µs, and its operations on lane 1.
-CALL = [0, 10.0, 10.0, "dispatch", "dispatch"]
+# The drawn step's dispatch (lane 0) from 10 to 20 µs; its first operation at 25 µs; the next step's
+# dispatch at 95 µs and its first operation at 105 µs.
+CALL, NEXT_CALL = [0, 10.0, 10.0, "dispatch", "dispatch"], [0, 95.0, 5.0, "dispatch", "dispatch"]
+OPS = [[1, 25.0, 5.0, "forward", "f"], [1, 40.0, 5.0, "backward", "b"], [1, 105.0, 5.0, "forward", "f"]]
 
 
 @pytest.mark.parametrize(("mode", "events", "said"), [
-    ("host-bound", [CALL, [1, 25.0, 5.0, "forward", "f"], [1, 40.0, 5.0, "backward", "b"]],
-     "first operation began 5.00 µs after dispatch returned"),
-    ("host-bound", [CALL, [1, 14.0, 5.0, "forward", "f"]],
-     "first operation began while dispatch was open, 6.00 µs before it returned"),
-    ("host-bound", [[0, -5.0, 3.0, "dispatch", "dispatch"], CALL, [1, 12.0, 5.0, "forward", "f"]],
-     "first operation began while dispatch was open, 8.00 µs before it returned"),  # the window's first whole call
-    ("run-ahead", [CALL, [1, 25.0, 5.0, "forward", "f"]], None),  # queued behind earlier dispatches
-    ("host-bound", [CALL, [1, 5.0, 10.0, "forward", "f"], [1, 25.0, 5.0, "forward", "g"]], None),  # device busy
-    ("host-bound", [[1, 25.0, 5.0, "forward", "f"]], None),  # no dispatch drawn
-    ("host-bound", [CALL, [1, 2.0, 3.0, "forward", "f"]], None),  # no operation after it
+    ("host-bound", [CALL, NEXT_CALL, *OPS], "first operation began 5.00 µs after dispatch returned"),
+    ("host-bound", [[0, 10.0, 20.0, "dispatch", "dispatch"], NEXT_CALL, *OPS],
+     "first operation began while dispatch was open, 5.00 µs before it returned"),
+    # the step's dispatch began before the window opened: it is still the one read, not the next step's
+    ("host-bound", [[0, -30.0, 40.0, "dispatch", "dispatch"], NEXT_CALL, *OPS],
+     "first operation began 15.0 µs after dispatch returned"),
+    ("host-bound", [[0, -5.0, 3.0, "dispatch", "dispatch"], CALL, NEXT_CALL, *OPS],
+     "first operation began 5.00 µs after dispatch returned"),  # the last dispatch before the step's operation
+    ("run-ahead", [CALL, NEXT_CALL, *OPS], None),  # queued behind earlier dispatches
+    ("host-bound", [CALL, NEXT_CALL, [1, 5.0, 10.0, "forward", "p"], *OPS], None),  # device busy at the call
+    ("host-bound", [NEXT_CALL, *OPS], None),  # the step's dispatch is not in the window
+    ("host-bound", [CALL, NEXT_CALL, *OPS[1:]], None),  # no operation where the step begins
 ])
 def test_a_host_bound_panel_says_when_its_first_operation_began_against_its_dispatch(mode, events, said):
     step = _step(mode, events)

@@ -52,23 +52,25 @@ def load(path: Path) -> list[dict]:
 
 
 def dispatch_reading(step: dict) -> str | None:
-    """For a host-bound step: when its first operation began against its ``dispatch`` slice (the
-    first in the window), which the gaps chapter's hypothesis about dispatch asks; None for another
-    mode (a run-ahead step's operations queue behind earlier dispatches), and where the window holds
-    no dispatch, no operation after it, or an operation still running when it began."""
+    """For a host-bound step: when the drawn step's first operation began against its own
+    ``dispatch`` slice, which the gaps chapter's hypothesis about dispatch asks. The step's first
+    operation is where its period starts (``gap_at_us``'s end, the next step's first operation, less
+    ``step_us``); its dispatch is the last that began by then, even before the window opened (the
+    window opens a little before that operation, and the next step's dispatch is in it too). None for
+    another mode (a run-ahead step's operations queue behind earlier dispatches), and where the
+    window holds no such dispatch or no operation there, or the device was busy when it began."""
     if str(step["mode"]) != HOST_BOUND:
         return None
     events = [(int(lane), float(start), float(dur), str(kind)) for lane, start, dur, kind, _ in step["events"]]
-    calls = sorted((start, start + dur) for lane, start, dur, kind in events
-                   if lane == 0 and kind == "dispatch" and start >= 0)
-    if not calls:
-        return None
-    begun, returned = calls[0]
     ops = [(start, start + dur) for lane, start, dur, _ in events if lane > 0]
-    if any(start < begun < end for start, end in ops):  # the device was busy: not a host-bound start
+    begins = float(step["gap_at_us"][1]) - float(step["step_us"])  # the drawn step's first operation
+    first = min((start for start, _ in ops if abs(start - begins) < 0.05), default=None)  # both rounded to 0.01
+    calls = [(start, start + dur) for lane, start, dur, kind in events
+             if lane == 0 and kind == "dispatch" and start <= begins]
+    if first is None or not calls:
         return None
-    first = min((start for start, _ in ops if start >= begun), default=None)
-    if first is None:
+    begun, returned = max(calls)
+    if any(start < begun < end for start, end in ops):  # the device was busy: not a host-bound start
         return None
     if first >= returned:
         return f"first operation began {fmt.time_one((first - returned) * 1e-6)} after dispatch returned"
