@@ -166,6 +166,95 @@ def test_a_host_bound_panel_says_when_its_first_operation_began_against_its_disp
     assert f"{head} · {said}</text>" in svg if said else f"{head}</text>" in svg
 
 
+TIMELINE_JUNK = [None, "x", "", "1.5", [], {}, [1], [None] * 5, -1, True, 1e308, 10**40]
+
+
+def test_a_damaged_timeline_is_refused_naming_the_file_or_drawn(tmp_path):
+    """Seeded random damage to a committed timeline side file (a field replaced by junk, or removed):
+    each is refused with a TimelineError that names the file and the step, or drawn; never another
+    exception (a list where a time goes crashed the build with a TypeError that named no file)."""
+    import copy
+    import random
+
+    base = json.loads((REPO / "results" / "cpu-amd-epyc-f25m1-2c" / "trace_gaps.timeline.json").read_text())
+
+    def places(value, at=()):
+        yield at
+        items = value.items() if isinstance(value, dict) else enumerate(value[:6]) if isinstance(value, list) else ()
+        for key, inner in items:
+            yield from places(inner, at + (key,))
+
+    spots = list(places(base))[1:]
+    rng = random.Random(20261206)
+    path = tmp_path / "trace_gaps.timeline.json"
+    seen = {"drawn": 0, "refused": 0}
+    for _ in range(400):
+        doc = copy.deepcopy(base)
+        *parents, last = rng.choice(spots)
+        holder = doc
+        for key in parents:
+            holder = holder[key]
+        if rng.random() < 0.2:
+            del holder[last]
+        else:
+            holder[last] = rng.choice(TIMELINE_JUNK)
+        path.write_text(json.dumps(doc))
+        try:
+            timeline.html(path, "t", "u")
+        except timeline.TimelineError as err:
+            assert str(err).startswith(f"{path}: "), err
+            seen["refused"] += 1
+        else:
+            seen["drawn"] += 1
+    assert seen["refused"] > 100 and seen["drawn"] > 10, seen  # both kinds of outcome were exercised
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("step_us", [1], "step 1: 'step_us' is not a time"),
+    ("gap_at_us", [1.0, None], "step 1: 'gap_at_us' is not two times"),
+    ("lanes", "host", "step 1: 'lanes' is not a list of lane names"),
+    ("events", [[None, 1.0, 1.0, "step", "step"]], "step 1: event 1 ('step') is on lane None, but there are"),
+    ("events", [[0, float("nan"), 1.0, "step", "s"]], "step 1: event 1 ('s') has no finite start and length"),
+])
+def test_a_damaged_timeline_field_is_named(tmp_path, field, value, says):
+    doc = json.loads((REPO / "results" / "cpu-amd-epyc-f25m1-2c" / "trace_gaps.timeline.json").read_text())
+    doc["steps"][0][field] = value
+    path = tmp_path / "x.timeline.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(timeline.TimelineError) as err:
+        timeline.load(path)
+    assert str(err.value).startswith(f"{path}: {says}")
+
+
+def test_a_damaged_timeline_on_a_page_is_a_box_and_a_warning_naming_the_file(tmp_path):
+    """As with a bad results file: the page is built with an error box where the timeline would be,
+    and the build is told (a strict build fails on the warning), instead of stopping every page."""
+    from benchkit import results
+    from benchsite.build.buildcache import BuildCache
+    from benchsite.model.catalog import Catalog
+    from benchsite.model.figures import Figure
+    from benchsite.pages.markers import Context, expand
+    from test_results import make_row
+
+    script = tmp_path / "tg.py"
+    script.write_text("FIGURE = {}\n")
+    fig = Figure(id="fig-tg", stem="tg", script=script, title="t", caption="c", chapter="index.md",
+                 variants=("a",), group_by=("n",))
+    folder = tmp_path / "results" / "cpu-test-2c"
+    rows = [make_row(run=r, sample=0, variant="a", params="n=1", figure_id="fig-tg", script_path="bench_scripts/tg.py",
+                     script_sha256="x" * 64) for r in range(2)]
+    results.write_atomic(folder / "tg.csv", results.to_csv_text(rows))
+    doc = json.loads((REPO / "results" / "cpu-amd-epyc-f25m1-2c" / "trace_gaps.timeline.json").read_text())
+    doc["steps"][0]["step_us"] = [1]
+    (folder / "tg.timeline.json").write_text(json.dumps(doc))
+    problems = []
+    ctx = Context(Catalog.build(tmp_path / "results", {"fig-tg": fig}), "docs/page.md", lambda t: "../" + t,
+                  problems.append, cache=BuildCache())
+    html = expand("<!-- bench:timeline fig-tg name=timeline.json -->", ctx)
+    assert "fig-tg cannot be shown" in html and "<svg" not in html
+    assert len(problems) == 1 and f"{folder / 'tg.timeline.json'}: step 1: 'step_us' is not a time" in problems[0]
+
+
 def test_timeline_refuses_a_file_that_is_not_one(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('{"steps": [{"mode": "x"}]}')

@@ -396,7 +396,10 @@ def timeline_marker(args: list[str], ctx: Context) -> str:
 
     fig_id, machine, name, path = _side_file(args, ctx)
     url = ctx.link(layout.site_path(machine, ctx.catalog.figures[fig_id].stem, name))
-    return timeline.html(path, f"{fig_id} on {machine}", url)
+    try:
+        return timeline.html(path, f"{fig_id} on {machine}", url)
+    except timeline.TimelineError as err:  # damaged data, as a bad results file is: a box, and a warning
+        raise Unavailable(f"{ctx.page}: bench:timeline {' '.join(args)}: {err}") from None
 
 
 # --- bench:detail -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ Plain functions, no mkdocs import; the SVG is templates/timeline.html, which esc
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from markupsafe import Markup
@@ -42,13 +43,56 @@ class TimelineError(ValueError):
 
 
 def load(path: Path) -> list[dict]:
+    """The steps of a timeline side file, each checked against the format above; anything else is a
+    :class:`TimelineError` naming the file and the step and field that are wrong (the bench:timeline
+    marker adds the page and line), never another exception from drawing it."""
     try:
-        steps = json.loads(path.read_text(encoding="utf-8"))["steps"]
-        for s in steps:
-            float(s["window_us"]), list(s["lanes"]), list(s["events"]), list(s["gap_at_us"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise TimelineError(f"{path}: not a timeline side file ({err})") from err
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise TimelineError(f"{path}: not a timeline side file ({err})") from None
+    steps = doc.get("steps") if isinstance(doc, dict) else None
+    if not isinstance(steps, list) or not steps:
+        raise TimelineError(f"{path}: not a timeline side file (no list of steps under 'steps')")
+    for i, step in enumerate(steps, 1):
+        if (why := _step_problem(step)) is not None:
+            raise TimelineError(f"{path}: step {i}: {why}")
     return steps
+
+
+def _number(value: object) -> bool:
+    """A finite JSON number (not a flag: JSON's true is Python's True, an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _step_problem(step: object) -> str | None:
+    """What is wrong with one step of a side file, or None."""
+    if not isinstance(step, dict):
+        return "not an object"
+    if not isinstance(step.get("mode"), str) or not step["mode"]:
+        return "'mode' is not a name"
+    for key in ("window_us", "step_us", "busy_us", "gap_us"):
+        if not _number(step.get(key)) or step[key] < 0:
+            return f"{key!r} is not a time (a finite number, not negative): {step.get(key)!r}"
+    gap = step.get("gap_at_us")
+    if not isinstance(gap, list) or len(gap) != 2 or not all(map(_number, gap)):
+        return f"'gap_at_us' is not two times: {gap!r}"
+    lanes = step.get("lanes")
+    if not isinstance(lanes, list) or not lanes or not all(isinstance(name, str) for name in lanes):
+        return f"'lanes' is not a list of lane names: {lanes!r}"
+    events = step.get("events")
+    if not isinstance(events, list):
+        return f"'events' is not a list: {events!r}"
+    for n, event in enumerate(events, 1):
+        if not (isinstance(event, list) and len(event) == 5):
+            return f"event {n} is not [lane, start_us, dur_us, kind, name]: {event!r}"
+        lane, start, dur, kind, name = event
+        if not (isinstance(lane, int) and not isinstance(lane, bool) and 0 <= lane < len(lanes)):
+            return f"event {n} ({name!r}) is on lane {lane!r}, but there are {len(lanes)} lanes"
+        if not (_number(start) and _number(dur) and dur >= 0):
+            return f"event {n} ({name!r}) has no finite start and length: {start!r}, {dur!r}"
+        if not (isinstance(kind, str) and isinstance(name, str)):
+            return f"event {n}'s kind and name are not text: {kind!r}, {name!r}"
+    return None
 
 
 def dispatch_reading(step: dict) -> str | None:
@@ -95,9 +139,7 @@ def _panel(step: dict, y0: float) -> tuple[dict, float]:
     rows = [{"name": name, "text_y": f"{y0 + TOP + LANE_H * i + 12}",
              "line_y": f"{y0 + TOP + LANE_H * i + LANE_H - 0.5}"} for i, name in enumerate(lanes)]
     events = []
-    for lane, start, dur, kind, name in step["events"]:
-        if not 0 <= int(lane) < len(lanes):
-            raise TimelineError(f"event {name!r} on lane {lane}, but there are {len(lanes)} lanes")
+    for lane, start, dur, kind, name in step["events"]:  # each checked by load()
         x0, x1 = x(start), x(float(start) + float(dur))
         y = y0 + TOP + LANE_H * int(lane) + (5 if int(lane) == 0 and kind != "step" else 1)
         h = 3 if kind == "step" else LANE_H - 7 if int(lane) == 0 else LANE_H - 3  # host: step bar above its parts
