@@ -105,6 +105,69 @@ def test_a_damaged_copy_is_named_and_skipped(tree, damage, why):
     assert str(tree.results) not in note(shown), "a host path on the page"
 
 
+def _display(nb: dict) -> dict:
+    """``nb`` with its second code cell's output a picture (what the lesson's charts are)."""
+    nb["cells"][2]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                  "data": {"image/svg+xml": ["<svg>", "</svg>"], "text/plain": "<Figure>"}}]
+    return nb
+
+
+def _set(path: tuple, value):
+    def damage(nb: dict) -> dict:
+        holder = nb
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = value
+        return nb
+    return damage
+
+
+# Damage that crashed the choice, or that the conversion (nbconvert, through mkdocs-jupyter) stopped the
+# build on with a traceback naming no file (text that is not text): a damaged copy, named, another shown.
+@pytest.mark.parametrize("damage, why", [
+    (_set(("cells", 2, "outputs", 0, "data", "image/svg+xml", 1), [1]),
+     "cell 3, output 1: display_data's image/svg+xml"),
+    (_set(("cells", 1, "outputs", 0, "text"), None), "cell 2, output 1: a stream's text is not text"),
+    (_set(("cells", 1, "outputs"), 3), "cell 2's outputs are not a list of outputs"),
+    (_set(("cells", 1, "execution_count"), "x"), "cell 2's execution_count is not a number"),
+    (_set(("cells", 1, "source"), ["a", 1]), "cell 2's source is not text"),
+    (_set(("metadata",), {"bench": []}), "its metadata (or metadata.bench) is not an object"),
+])
+def test_a_copy_the_conversion_would_stop_on_is_named_and_skipped(tree, damage, why):
+    path = tree.put("mine", damage(_display(notebook(["a = 1", "print(a)"], outputs="mine"))))
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "ref" and len(shown.problems) == 1
+    assert shown.problems[0].startswith(f"{path}: {why}"), shown.problems[0]
+
+
+def test_a_whole_copy_with_a_picture_is_shown(tree):
+    tree.put("mine", _display(notebook(["a = 1", "print(a)"], outputs="mine")))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "mine" and shown.problems == []
+
+
+def test_a_copy_nbconvert_refuses_is_named_not_a_traceback(tree, monkeypatch):
+    """The rest of the notebook schema is nbconvert's to check when it converts: its refusal names
+    the copy the page shows and the place in it, as a PluginError (mkdocs prints it, no traceback)."""
+    import nbformat
+    from mkdocs.exceptions import PluginError
+    from mkdocs_jupyter.plugin import Plugin as JupyterPlugin
+
+    path = tree.put("ref", _set(("cells", 2, "outputs", 0, "metadata"), -1)(
+        _display(notebook(["a = 1", "print(a)"], outputs="ref"))))
+    monkeypatch.setattr(JupyterPlugin, "on_pre_page", lambda self, page, config, files: page)
+    monkeypatch.setattr(Plugin, "should_include", lambda self, file: True)
+    plugin, page = plugin_for(tree), page_for(tree)
+    page.render = lambda config, files: nbformat.validate(json.loads(page.markdown), relax_add_props=True)
+    page = plugin.on_pre_page(page, {}, None)  # wraps the conversion
+    page.markdown = plugin.on_page_markdown("", page, {}, None)
+    with pytest.raises(PluginError) as err:
+        page.render({}, None)
+    where = "(code cell 2['outputs'][0]['metadata'])"
+    assert str(err.value) == f"{path}: not a valid notebook: -1 is not of type 'object' {where}"
+
+
 def test_an_error_output_makes_a_copy_damaged(tree):
     nb = notebook(["a = 1", "print(a)"], outputs="x")
     nb["cells"][2]["outputs"] = [{"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero",

@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -77,6 +79,7 @@ def defer(name: str) -> ModuleType:
 for _name in DEFERRED:
     defer(_name)
 
+from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs_jupyter.plugin import Plugin as JupyterPlugin  # noqa: E402 - after the stand-ins are in place
 
 from benchsite.build import sitesetup  # noqa: E402
@@ -98,6 +101,16 @@ class Redirected:
 
     def __getattr__(self, item):
         return getattr(self._file, item)
+
+
+def _where(err: Exception, text: str) -> str:
+    """Where nbformat's validation error is, as " (code cell N['outputs'][0]...)": its index counts the
+    converted notebook's cells, and the copy's code cells are the same ones in the same order."""
+    found = re.search(r"On instance\['cells'\]\[(\d+)\](.*?):?$", str(err), re.M)
+    if not found:
+        return ""
+    cells = json.loads(text)["cells"][: int(found.group(1)) + 1]
+    return f" (code cell {sum(c.get('cell_type') == 'code' for c in cells)}{found.group(2)})"
 
 
 class Plugin(JupyterPlugin):
@@ -129,6 +142,9 @@ class Plugin(JupyterPlugin):
         except lesson_outputs.Damaged as err:  # the docs/ source itself
             sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench plugin)
             return markdown
+        # The copy whose outputs the page shows, for the render to name if nbconvert refuses it.
+        page.bench_copy = (lesson_outputs.executed_path(self.results, chosen.machine, Path(page.file.abs_src_path).name)
+                           if chosen.machine is not None else None)
         for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
             sitesetup.warn(log, problem)
         strict = os.environ.get("BENCH_STRICT") == "1"  # as a stale figure: the published build fails
@@ -154,6 +170,14 @@ class Plugin(JupyterPlugin):
             page.file = Redirected(original, str(path))
             try:
                 convert(config, files)
+            except Exception as err:
+                import nbformat  # imported by the conversion that just ran
+
+                if not isinstance(err, nbformat.ValidationError):
+                    raise
+                # What lesson_outputs does not check, nbconvert does: name the copy, not a traceback.
+                copy = getattr(page, "bench_copy", None) or original.abs_src_path
+                raise PluginError(f"{copy}: not a valid notebook: {err.message}{_where(err, text)}") from None
             finally:
                 page.file = original
 

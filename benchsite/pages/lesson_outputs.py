@@ -21,7 +21,10 @@ copy, or none at all, is a ``problem`` naming the file, never a traceback: a war
 ``mkdocs build --strict`` fails on it and a lenient build (``mkdocs serve``) shows the page with
 the note saying what is missing.
 
-JSON only (no nbformat): the plugin imports this at every build, converting or not.
+JSON only (no nbformat): the plugin imports this at every build, converting or not. What the
+conversion joins as text (each cell's source, each output's text and data) is checked here, so a
+damaged copy is named and skipped; the rest of the notebook format's schema is checked by nbconvert
+when it converts, and the plugin names the copy when that fails (``lesson_plugin``).
 """
 
 from __future__ import annotations
@@ -73,18 +76,56 @@ def read_notebook(path: Path) -> dict:
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or not all(
             isinstance(c, dict) and c.get("cell_type") in ("code", "markdown", "raw") for c in nb["cells"]):
         raise Damaged(f"{path}: not a notebook (no list of cells with a cell_type each)")
+    for index, cell in enumerate(nb["cells"], start=1):
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise Damaged(f"{path}: cell {index}'s source is not text (a string or a list of strings)")
+    metadata = nb.get("metadata", {})
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("bench", {}), dict):
+        raise Damaged(f"{path}: its metadata (or metadata.bench) is not an object")
     return nb
 
 
+def _lines(value: object) -> bool:
+    """A notebook's multi-line text: a string, or a list of strings."""
+    return isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _output_problem(output: dict) -> str | None:
+    """What is wrong with the text of one output that the conversion joins (the schema lets a list of
+    anything through as a media type's data, and the conversion then fails on it), or None."""
+    kind = output["output_type"]
+    if kind == "stream" and not _lines(output.get("text")):
+        return "a stream's text is not text"
+    if kind in ("display_data", "execute_result"):
+        data = output.get("data")
+        if not isinstance(data, dict):
+            return f"{kind} has no data object"
+        bad = [mime for mime, value in data.items() if not mime.endswith("json") and not _lines(value)]
+        if bad:
+            return f"{kind}'s {bad[0]} is not text"
+    return None
+
+
 def read_executed(path: Path) -> dict:
-    """An executed copy, refused when a code cell did not run or recorded an error."""
+    """An executed copy, refused when a code cell did not run or recorded an error, or when an
+    output's text is not text."""
     nb = read_notebook(path)
     for index, cell in enumerate(nb["cells"], start=1):
         if cell["cell_type"] != "code":
             continue
         if not cell.get("execution_count"):
             raise Damaged(f"{path}: cell {index} was not executed (an incomplete run; make lesson writes whole runs)")
-        errors = [o for o in cell.get("outputs", []) if isinstance(o, dict) and o.get("output_type") == "error"]
+        count, outputs = cell["execution_count"], cell.get("outputs", [])
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise Damaged(f"{path}: cell {index}'s execution_count is not a number: {count!r:.40}")
+        if not isinstance(outputs, list) or not all(isinstance(o, dict) and isinstance(o.get("output_type"), str)
+                                                    for o in outputs):
+            raise Damaged(f"{path}: cell {index}'s outputs are not a list of outputs, each with an output_type")
+        for number, output in enumerate(outputs, start=1):
+            if (why := _output_problem(output)) is not None:
+                raise Damaged(f"{path}: cell {index}, output {number}: {why}")
+        errors = [o for o in outputs if o.get("output_type") == "error"]
         if errors:
             first = errors[0]
             raise Damaged(f"{path}: cell {index} recorded an error: {first.get('ename')}: {first.get('evalue')}")
