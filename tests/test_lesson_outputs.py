@@ -141,31 +141,66 @@ def test_a_copy_the_conversion_would_stop_on_is_named_and_skipped(tree, damage, 
     assert shown.problems[0].startswith(f"{path}: {why}"), shown.problems[0]
 
 
+@pytest.mark.parametrize("text, why", [
+    ('{"cells": [], "x": ' + "1" * 5000 + "}", "not a readable notebook (ValueError: "),  # past int's digit limit
+    ("[" * 100_000 + "]" * 100_000, "not a readable notebook (RecursionError: "),
+])
+def test_json_python_cannot_read_is_a_damaged_copy(tree, text, why):
+    path = tree.put("mine", text)
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "ref" and shown.problems[0].startswith(f"{path}: {why}")
+
+
+def test_a_blank_code_cell_needs_no_execution_count(tree):
+    """The notebook runner skips a code cell with no code: a whole run leaves it without a count."""
+    source = notebook(["a = 1", "", "print(a)"])
+    tree.source.write_text(json.dumps(source))
+    ran = notebook(["a = 1", "", "print(a)"], outputs="mine")
+    ran["cells"][2]["execution_count"], ran["cells"][2]["outputs"] = None, []
+    tree.put("mine", ran)
+    shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
+    assert shown.machine == "mine" and shown.problems == []
+
+
 def test_a_whole_copy_with_a_picture_is_shown(tree):
     tree.put("mine", _display(notebook(["a = 1", "print(a)"], outputs="mine")))
     shown = lo.choose(tree.source, tree.results, preferred="mine", reference="ref")
     assert shown.machine == "mine" and shown.problems == []
 
 
-def test_a_copy_nbconvert_refuses_is_named_not_a_traceback(tree, monkeypatch):
-    """The rest of the notebook schema is nbconvert's to check when it converts: its refusal names
-    the copy the page shows and the place in it, as a PluginError (mkdocs prints it, no traceback)."""
+def _converted_by_nbconvert(page) -> None:
+    """What mkdocs-jupyter does with the page's notebook: nbconvert's HTML export of it."""
     import nbformat
+    from nbconvert import HTMLExporter
+
+    HTMLExporter().from_notebook_node(nbformat.reads(page.markdown, as_version=4))
+
+
+@pytest.mark.parametrize("current, damage, why", [
+    # the schema, which lesson_outputs leaves to nbconvert
+    (True, _set(("cells", 2, "outputs", 0, "metadata"), -1),
+     "-1 is not of type 'object' (cell 3, code cell 2['outputs'][0]['metadata'])"),
+    # a stale copy is shown whole, as it ran: what nbconvert stops on there is named too
+    (False, _set(("cells", 2, "metadata"), [1]), "TypeError: "),
+])
+def test_a_copy_nbconvert_refuses_is_named_not_a_traceback(tree, monkeypatch, current, damage, why):
+    """The rest of the notebook is nbconvert's to check when it converts: its refusal names the
+    docs/ source and the copy whose outputs the page shows, as a PluginError (mkdocs prints it)."""
     from mkdocs.exceptions import PluginError
     from mkdocs_jupyter.plugin import Plugin as JupyterPlugin
 
-    path = tree.put("ref", _set(("cells", 2, "outputs", 0, "metadata"), -1)(
-        _display(notebook(["a = 1", "print(a)"], outputs="ref"))))
+    copy = damage(_display(notebook(["a = 1" if current else "a = 0", "print(a)"], outputs="ref")))
+    path = tree.put("ref", copy)
     monkeypatch.setattr(JupyterPlugin, "on_pre_page", lambda self, page, config, files: page)
     monkeypatch.setattr(Plugin, "should_include", lambda self, file: True)
     plugin, page = plugin_for(tree), page_for(tree)
-    page.render = lambda config, files: nbformat.validate(json.loads(page.markdown), relax_add_props=True)
+    page.render = lambda config, files: _converted_by_nbconvert(page)
     page = plugin.on_pre_page(page, {}, None)  # wraps the conversion
     page.markdown = plugin.on_page_markdown("", page, {}, None)
     with pytest.raises(PluginError) as err:
         page.render({}, None)
-    where = "(code cell 2['outputs'][0]['metadata'])"
-    assert str(err.value) == f"{path}: not a valid notebook: -1 is not of type 'object' {where}"
+    assert str(err.value).startswith(f"{tree.source} with the outputs of {path}: cannot be converted: {why}"), err
 
 
 def test_an_error_output_makes_a_copy_damaged(tree):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 import trace_gaps as tg
@@ -166,7 +167,7 @@ def test_a_host_bound_panel_says_when_its_first_operation_began_against_its_disp
     assert f"{head} · {said}</text>" in svg if said else f"{head}</text>" in svg
 
 
-TIMELINE_JUNK = [None, "x", "", "1.5", [], {}, [1], [None] * 5, -1, True, 1e308, 10**40]
+TIMELINE_JUNK = [None, "x", "", "1.5", [], {}, [1], [None] * 5, -1, True, 1e308, 5e-324, 10**40, 10**400]
 
 
 def test_a_damaged_timeline_is_refused_naming_the_file_or_drawn(tmp_path):
@@ -200,11 +201,12 @@ def test_a_damaged_timeline_is_refused_naming_the_file_or_drawn(tmp_path):
             holder[last] = rng.choice(TIMELINE_JUNK)
         path.write_text(json.dumps(doc))
         try:
-            timeline.html(path, "t", "u")
+            drawn = timeline.html(path, "t", "u")
         except timeline.TimelineError as err:
             assert str(err).startswith(f"{path}: "), err
             seen["refused"] += 1
         else:
+            assert not re.search(r'="[^"]*(?:nan|inf)|\binf s\b', drawn), drawn  # a drawing of numbers only
             seen["drawn"] += 1
     assert seen["refused"] > 100 and seen["drawn"] > 10, seen  # both kinds of outcome were exercised
 
@@ -214,7 +216,9 @@ def test_a_damaged_timeline_is_refused_naming_the_file_or_drawn(tmp_path):
     ("gap_at_us", [1.0, None], "step 1: 'gap_at_us' is not two times"),
     ("lanes", "host", "step 1: 'lanes' is not a list of lane names"),
     ("events", [[None, 1.0, 1.0, "step", "step"]], "step 1: event 1 ('step') is on lane None, but there are"),
-    ("events", [[0, float("nan"), 1.0, "step", "s"]], "step 1: event 1 ('s') has no finite start and length"),
+    ("events", [[0, float("nan"), 1.0, "step", "s"]], "step 1: event 1 ('s') has no start and length in µs"),
+    ("gap_at_us", [1.0, 10**400], "step 1: 'gap_at_us' is not two times"),  # no float holds it
+    ("window_us", 5e-324, "step 1: 'window_us' is 5e-324: a window to draw is at least"),
 ])
 def test_a_damaged_timeline_field_is_named(tmp_path, field, value, says):
     doc = json.loads((REPO / "results" / "cpu-amd-epyc-f25m1-2c" / "trace_gaps.timeline.json").read_text())
@@ -224,6 +228,13 @@ def test_a_damaged_timeline_field_is_named(tmp_path, field, value, says):
     with pytest.raises(timeline.TimelineError) as err:
         timeline.load(path)
     assert str(err.value).startswith(f"{path}: {says}")
+
+
+def test_a_timeline_nested_past_pythons_limit_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "x.timeline.json"
+    path.write_text('{"steps": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(timeline.TimelineError, match="not a timeline side file .RecursionError"):
+        timeline.load(path)
 
 
 def test_a_damaged_timeline_on_a_page_is_a_box_and_a_warning_naming_the_file(tmp_path):

@@ -104,13 +104,19 @@ class Redirected:
 
 
 def _where(err: Exception, text: str) -> str:
-    """Where nbformat's validation error is, as " (code cell N['outputs'][0]...)": its index counts the
-    converted notebook's cells, and the copy's code cells are the same ones in the same order."""
+    """Where nbformat's validation error is, as " (cell N, code cell M['outputs'][0]...)": its index
+    counts the converted notebook's cells (the docs/ source's), and the copy's code cells are the same
+    ones in the same order; "" when the error says no cell."""
     found = re.search(r"On instance\['cells'\]\[(\d+)\](.*?):?$", str(err), re.M)
-    if not found:
+    try:
+        cells = json.loads(text)["cells"][: int(found.group(1)) + 1] if found else []
+    except (ValueError, KeyError, TypeError, RecursionError):
+        cells = []
+    if not cells:
         return ""
-    cells = json.loads(text)["cells"][: int(found.group(1)) + 1]
-    return f" (code cell {sum(c.get('cell_type') == 'code' for c in cells)}{found.group(2)})"
+    code = sum(isinstance(c, dict) and c.get("cell_type") == "code" for c in cells)
+    kind = cells[-1].get("cell_type") if isinstance(cells[-1], dict) else None
+    return f" (cell {len(cells)}{f', code cell {code}' if kind == 'code' else f', a {kind} cell'}{found.group(2)})"
 
 
 class Plugin(JupyterPlugin):
@@ -170,14 +176,15 @@ class Plugin(JupyterPlugin):
             page.file = Redirected(original, str(path))
             try:
                 convert(config, files)
-            except Exception as err:
-                import nbformat  # imported by the conversion that just ran
-
-                if not isinstance(err, nbformat.ValidationError):
-                    raise
-                # What lesson_outputs does not check, nbconvert does: name the copy, not a traceback.
-                copy = getattr(page, "bench_copy", None) or original.abs_src_path
-                raise PluginError(f"{copy}: not a valid notebook: {err.message}{_where(err, text)}") from None
+            except Exception as err:  # noqa: BLE001 - whatever nbconvert stops on: named, never a traceback
+                # What lesson_outputs does not check, nbconvert does (the notebook format's schema, and
+                # the whole of a stale copy, shown as it ran): the page's notebook is the docs/ source's
+                # cells with the copy's outputs, so both files are named.
+                copy = getattr(page, "bench_copy", None)
+                made = f"{original.abs_src_path}" + (f" with the outputs of {copy}" if copy else "")
+                why = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+                why = why if len(why) <= 200 else why[:200] + "…"  # a schema message may quote a whole output
+                raise PluginError(f"{made}: cannot be converted: {why}{_where(err, text)}") from None
             finally:
                 page.file = original
 

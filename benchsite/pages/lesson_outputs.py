@@ -71,14 +71,14 @@ def read_notebook(path: Path) -> dict:
     """A notebook as JSON, checked for the little this module relies on."""
     try:
         nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:  # ValueError: JSON's, or a number
+        # of more digits than Python reads; RecursionError: nested past Python's limit
         raise Damaged(f"{path}: not a readable notebook ({type(err).__name__}: {err})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or not all(
             isinstance(c, dict) and c.get("cell_type") in ("code", "markdown", "raw") for c in nb["cells"]):
         raise Damaged(f"{path}: not a notebook (no list of cells with a cell_type each)")
     for index, cell in enumerate(nb["cells"], start=1):
-        source = cell.get("source", "")
-        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+        if not _lines(cell.get("source", "")):
             raise Damaged(f"{path}: cell {index}'s source is not text (a string or a list of strings)")
     metadata = nb.get("metadata", {})
     if not isinstance(metadata, dict) or not isinstance(metadata.get("bench", {}), dict):
@@ -114,10 +114,12 @@ def read_executed(path: Path) -> dict:
     for index, cell in enumerate(nb["cells"], start=1):
         if cell["cell_type"] != "code":
             continue
-        if not cell.get("execution_count"):
+        count, outputs = cell.get("execution_count"), cell.get("outputs", [])
+        if count is None or count == 0:
+            if not _text(cell.get("source", "")).strip():
+                continue  # a blank code cell: the runner skips it, so it has no count
             raise Damaged(f"{path}: cell {index} was not executed (an incomplete run; make lesson writes whole runs)")
-        count, outputs = cell["execution_count"], cell.get("outputs", [])
-        if isinstance(count, bool) or not isinstance(count, int):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise Damaged(f"{path}: cell {index}'s execution_count is not a number: {count!r:.40}")
         if not isinstance(outputs, list) or not all(isinstance(o, dict) and isinstance(o.get("output_type"), str)
                                                     for o in outputs):

@@ -11,7 +11,6 @@ Plain functions, no mkdocs import; the SVG is templates/timeline.html, which esc
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from markupsafe import Markup
@@ -45,23 +44,32 @@ class TimelineError(ValueError):
 def load(path: Path) -> list[dict]:
     """The steps of a timeline side file, each checked against the format above; anything else is a
     :class:`TimelineError` naming the file and the step and field that are wrong (the bench:timeline
-    marker adds the page and line), never another exception from drawing it."""
+    marker adds the page), never another exception from drawing it."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise TimelineError(f"{path}: not a timeline side file ({err})") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:  # nested past Python's limit
+        raise TimelineError(f"{path}: not a timeline side file ({type(err).__name__}: {err})") from None
     steps = doc.get("steps") if isinstance(doc, dict) else None
     if not isinstance(steps, list) or not steps:
-        raise TimelineError(f"{path}: not a timeline side file (no list of steps under 'steps')")
+        raise TimelineError(f"{path}: not a timeline side file (no steps: 'steps' is no list of at least one)")
     for i, step in enumerate(steps, 1):
         if (why := _step_problem(step)) is not None:
             raise TimelineError(f"{path}: step {i}: {why}")
     return steps
 
 
+# The largest time a side file may hold, in µs (about eleven days): a drawing's positions and a
+# header's times stay ordinary numbers; past it, or a window shorter than a nanosecond, the SVG
+# would hold inf and nan.
+LONGEST_US = 1e12
+SHORTEST_WINDOW_US = 1e-3
+
+
 def _number(value: object) -> bool:
-    """A finite JSON number (not a flag: JSON's true is Python's True, an int)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number a side file may hold as a time (not a flag: JSON's true is Python's True, an
+    int; an integer too large for a float is no time either)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and -LONGEST_US <= value <= LONGEST_US)  # NaN compares false: refused too
 
 
 def _step_problem(step: object) -> str | None:
@@ -72,26 +80,28 @@ def _step_problem(step: object) -> str | None:
         return "'mode' is not a name"
     for key in ("window_us", "step_us", "busy_us", "gap_us"):
         if not _number(step.get(key)) or step[key] < 0:
-            return f"{key!r} is not a time (a finite number, not negative): {step.get(key)!r}"
+            return f"{key!r} is not a time (a number from 0 to {LONGEST_US:g} µs): {step.get(key)!r:.40}"
+    if step["window_us"] < SHORTEST_WINDOW_US:
+        return f"'window_us' is {step['window_us']!r:.40}: a window to draw is at least {SHORTEST_WINDOW_US:g} µs"
     gap = step.get("gap_at_us")
     if not isinstance(gap, list) or len(gap) != 2 or not all(map(_number, gap)):
-        return f"'gap_at_us' is not two times: {gap!r}"
+        return f"'gap_at_us' is not two times: {gap!r:.60}"
     lanes = step.get("lanes")
     if not isinstance(lanes, list) or not lanes or not all(isinstance(name, str) for name in lanes):
-        return f"'lanes' is not a list of lane names: {lanes!r}"
+        return f"'lanes' is not a list of lane names: {lanes!r:.60}"
     events = step.get("events")
     if not isinstance(events, list):
-        return f"'events' is not a list: {events!r}"
+        return f"'events' is not a list: {events!r:.60}"
     for n, event in enumerate(events, 1):
         if not (isinstance(event, list) and len(event) == 5):
-            return f"event {n} is not [lane, start_us, dur_us, kind, name]: {event!r}"
+            return f"event {n} is not [lane, start_us, dur_us, kind, name]: {event!r:.60}"
         lane, start, dur, kind, name = event
         if not (isinstance(lane, int) and not isinstance(lane, bool) and 0 <= lane < len(lanes)):
-            return f"event {n} ({name!r}) is on lane {lane!r}, but there are {len(lanes)} lanes"
+            return f"event {n} ({name!r:.40}) is on lane {lane!r:.20}, but there are {len(lanes)} lanes"
         if not (_number(start) and _number(dur) and dur >= 0):
-            return f"event {n} ({name!r}) has no finite start and length: {start!r}, {dur!r}"
+            return f"event {n} ({name!r:.40}) has no start and length in µs: {start!r:.30}, {dur!r:.30}"
         if not (isinstance(kind, str) and isinstance(name, str)):
-            return f"event {n}'s kind and name are not text: {kind!r}, {name!r}"
+            return f"event {n}'s kind and name are not text: {kind!r:.30}, {name!r:.30}"
     return None
 
 
