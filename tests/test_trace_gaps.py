@@ -261,9 +261,10 @@ def test_a_damaged_timeline_on_a_page_is_a_box_and_a_warning_naming_the_file(tmp
     problems = []
     ctx = Context(Catalog.build(tmp_path / "results", {"fig-tg": fig}), "docs/page.md", lambda t: "../" + t,
                   problems.append, cache=BuildCache())
-    html = expand("<!-- bench:timeline fig-tg name=timeline.json -->", ctx)
+    html = expand("Some prose.\n\n<!-- bench:timeline fig-tg name=timeline.json -->", ctx)
     assert "fig-tg cannot be shown" in html and "<svg" not in html
-    assert len(problems) == 1 and f"{folder / 'tg.timeline.json'}: step 1: 'step_us' is not a time" in problems[0]
+    assert problems == [f"docs/page.md:3: bench:timeline fig-tg name=timeline.json: {folder / 'tg.timeline.json'}: "
+                        "step 1: 'step_us' is not a time (a number from 0 to 1e+12 µs): [1]"]
 
 
 def test_timeline_refuses_a_file_that_is_not_one(tmp_path):

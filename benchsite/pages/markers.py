@@ -116,6 +116,10 @@ def _claims(line: str, ctx: Context, number: int) -> str:
         raise MarkerError(str(err)) from None
 
 
+class SideFileDamaged(Exception):
+    """A figure's side file that a marker draws cannot be read (its loader's message names the file)."""
+
+
 def _dispatch(match: re.Match, ctx: Context, line: int, alone: bool = True) -> str:
     kind, args = match.group(1), match.group(2).split()
     handler = HANDLERS.get(kind)
@@ -130,9 +134,10 @@ def _dispatch(match: re.Match, ctx: Context, line: int, alone: bool = True) -> s
         ctx.on_problem(str(err))
         fig_id = args[0] if args else kind
         return render.error_box(fig_id, str(err), inline=not alone)
-    except quotes.NoRows as err:
-        # The machine's results have no rows the marker selects (another machine's may): the same,
-        # named by this page and line. A lenient build goes on; a strict one fails on the warning.
+    except (quotes.NoRows, SideFileDamaged) as err:
+        # The machine's results have no rows the marker selects (another machine's may), or its side
+        # file is damaged: the same, named by this page and line. A lenient build goes on; a strict
+        # one fails on the warning.
         message = f"{ctx.page}:{line}: bench:{kind} {' '.join(args)}: {err}"
         ctx.on_problem(message)
         return render.error_box(args[0], message, inline=not alone)
@@ -399,7 +404,7 @@ def timeline_marker(args: list[str], ctx: Context) -> str:
     try:
         return timeline.html(path, f"{fig_id} on {machine}", url)
     except timeline.TimelineError as err:  # damaged data, as a bad results file is: a box, and a warning
-        raise Unavailable(f"{ctx.page}: bench:timeline {' '.join(args)}: {err}") from None
+        raise SideFileDamaged(str(err)) from None
 
 
 # --- bench:detail -----------------------------------------------------------------------

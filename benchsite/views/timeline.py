@@ -44,7 +44,7 @@ class TimelineError(ValueError):
 def load(path: Path) -> list[dict]:
     """The steps of a timeline side file, each checked against the format above; anything else is a
     :class:`TimelineError` naming the file and the step and field that are wrong (the bench:timeline
-    marker adds the page), never another exception from drawing it."""
+    marker adds the page and line), never another exception from drawing it."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:  # nested past Python's limit
