@@ -1,7 +1,9 @@
 """fig-aa-calibration: one computation registered as two variants, ``A`` and ``B`` (an A/A test).
 
-Nothing differs between A and B but the name, so every "a result" a verdict rule
-calls between them is a false positive. Measured like every other figure: the
+Nothing differs between A and B but the name and the executable each is compiled
+into, so every "a result" a verdict rule calls between them is a false positive,
+provided two such executables run at the same speed: the calibration assumes
+that and does not test it. Measured like every other figure: the
 completed boundary, every (op, n, variant) cell warmed up and sampled in shuffled
 rounds, R separate processes. Two operations over a ladder of sizes from a few
 microseconds to about a millisecond on the reference CPU: an elementwise
@@ -17,7 +19,7 @@ difference that two variants with executables of their own have.
 
 The page (docs/verdicts.md) counts, per verdict rule, how many pairs the rule
 called "a result": the paired rule on A and B of the same runs, the unpaired
-rule on A's earlier runs against B's later runs (benchsite/calibration.py).
+rule on A's earlier runs against B's later runs (benchsite/model/calibration.py).
 """
 
 FIGURE = {
@@ -25,9 +27,10 @@ FIGURE = {
     "title": "A/A calibration: one computation measured as two variants",
     "caption": (
         "A and B are two separately compiled copies of the same function, measured in the same "
-        "runs like any two variants: every difference between them is noise, and every verdict of "
-        "a result between them is a false positive. The verdicts page counts them per rule, beside "
-        "the simulated false-positive rate."
+        "runs like any two variants. If two such executables run at the same speed (the "
+        "calibration's assumption, which it does not test), every difference between them is noise "
+        "and every verdict of a result between them is a false positive. The verdicts page counts "
+        "them per rule, beside the simulated false-positive rate."
     ),
     "chapter": "verdicts.md",
     "group_by": ["op", "n"],

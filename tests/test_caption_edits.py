@@ -1,5 +1,6 @@
-"""A caption edit is not a code change (benchsite/model/caption_edits.csv, staleness.py): each declared
-edit is checked against git history, so the ledger cannot excuse an edit to what a script measures."""
+"""A prose edit (a script's FIGURE caption, its module docstring) is not a code change
+(benchsite/model/caption_edits.csv, staleness.py): each declared edit is checked against git history,
+so the ledger cannot excuse an edit to what a script measures."""
 
 from __future__ import annotations
 
@@ -29,14 +30,25 @@ def _versions(script: str) -> dict[str, bytes]:
 
 
 def _split(source: bytes) -> tuple[str, dict, str]:
-    """The text before and after the ``FIGURE = {...}`` assignment, and its dict without the caption."""
+    """The text before (less the module docstring) and after the ``FIGURE = {...}`` assignment, and
+    its dict without the caption: what a prose edit leaves as it was."""
     text = source.decode("utf-8")
-    node = next(n for n in ast.parse(text).body
-                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FIGURE")
+    body = ast.parse(text).body
+    node = next(n for n in body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FIGURE")
     lines = text.split("\n")
+    start = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        start = body[0].end_lineno  # the module docstring: prose, as long as nothing reads __doc__
     figure = ast.literal_eval(node.value)
     figure.pop("caption", None)
-    return "\n".join(lines[:node.lineno - 1]), figure, "\n".join(lines[node.end_lineno:])
+    return "\n".join(lines[start:node.lineno - 1]), figure, "\n".join(lines[node.end_lineno:])
+
+
+def same_but_prose(older: bytes, newer: bytes) -> bool:
+    """Whether two versions of a figure script differ in the FIGURE caption and the module docstring
+    alone, and neither reads ``__doc__`` (which would make the docstring more than prose)."""
+    return b"__doc__" not in older + newer and _split(older) == _split(newer)
 
 
 def ledger() -> list[dict]:
@@ -50,7 +62,7 @@ def test_each_declared_caption_edit_changed_the_caption_alone(row):
     if row["measured_sha256"] not in found:
         pytest.fail(f"{row['script']}: no version in git history has sha256 {row['measured_sha256']}")
     assert row["current_sha256"] in found, row
-    assert _split(found[row["measured_sha256"]]) == _split(found[row["current_sha256"]]), row["script"]
+    assert same_but_prose(found[row["measured_sha256"]], found[row["current_sha256"]]), row["script"]
     assert row["why"].strip()
 
 
@@ -67,14 +79,27 @@ def test_results_of_the_earlier_script_are_current_only_through_the_ledger(tmp_p
     assert "harness" in stale_reason(frame, CodeHash("ccc", "h2", aliases))
 
 
+def test_only_the_caption_and_the_module_docstring_count_as_prose():
+    script = (REPO / "bench_scripts" / "aa_calibration.py").read_bytes()
+    docstring_edited = script.replace(b"(an A/A test)", b"(an A/A test, reworded)", 1)
+    caption_edited = script.replace(b"A and B are two separately", b"A and B: two separately", 1)
+    assert docstring_edited != script and caption_edited != script
+    assert same_but_prose(script, docstring_edited) and same_but_prose(script, caption_edited)
+    for code_edit in (script.replace(b'"budget_s": 3.8', b'"budget_s": 3.9', 1),  # FIGURE, not its caption
+                      script.replace(b"import jax\n", b"import jax  # a comment is code too\n", 1),
+                      script.replace(b'"""\n\nFIGURE', b'"""\n\nDOC = __doc__\nFIGURE', 1)):
+        assert code_edit != script and not same_but_prose(script, code_edit)
+    assert not same_but_prose(script, docstring_edited + b"\nprint(__doc__)\n")
+
+
 @pytest.mark.slow
-def test_a_cite_block_says_when_the_script_changed_only_in_its_caption(built_site):
+def test_a_cite_block_says_when_the_script_changed_only_in_its_prose(built_site):
     from conftest import REFERENCE
 
     edited = {row["script"].split("/")[-1][:-3] for row in ledger()}
     for stem in edited:
         fig = "fig-" + stem.replace("_", "-")
         page = (built_site / "bench" / fig / REFERENCE / "index.html").read_text(encoding="utf-8")
-        assert "current; only its FIGURE caption was edited since, sha256 now" in page, fig
+        assert "current; only its FIGURE caption or module docstring was edited since, sha256 now" in page, fig
     untouched = (built_site / "bench" / "fig-dispatch-vs-completion" / REFERENCE / "index.html").read_text()
-    assert "caption was edited" not in untouched and "(current)" in untouched
+    assert "was edited since" not in untouched and "(current)" in untouched

@@ -1,8 +1,9 @@
 """The A/A calibration: how often each verdict rule is wrong on this machine's own noise.
 
 fig-aa-calibration measures one computation as two variants, ``A`` and ``B``, in the same runs
-(bench_scripts/aa_calibration.py). Each table row is one A/A pair with nothing to find, so every
-"a result" a rule calls on it is a false positive. :func:`measured` counts them per rule in
+(bench_scripts/aa_calibration.py). Each table row is one A/A pair, assumed to have nothing to find
+(two executables of one program at the same speed), so every "a result" a rule calls on it counts as a
+false positive. :func:`measured` counts them per rule in
 :data:`RULES`; :func:`simulated` runs the same rule, on the same comparison of the same number of
 runs, over run medians drawn from the simulation's noise model (``stats.simulate_error_rates``),
 so the page can set the measured rate beside the simulated one. Model layer: table and stats only.

@@ -3,12 +3,13 @@
 A figure's numbers depend on its script and on the harness; each results row
 records the sha256 of both as they were when it was measured.
 
-One exception, declared and tested: an edit to a script's FIGURE caption (its words and
-the claims in them) changes the file's hash but not what it measures. ``caption_edits.csv``
-lists such edits, one row each (the script, the sha256 its results recorded, the sha256 after
-the edit, and why); results recorded with the first count as current for the second.
-``tests/test_caption_edits.py`` checks every row against git history: the two versions of the
-script differ in the caption alone.
+One exception, declared and tested: an edit to a script's prose (its FIGURE caption, its words
+and the claims in them, or its module docstring) changes the file's hash but not what it
+measures. ``caption_edits.csv`` lists such edits, one row each (the script, the sha256 its
+results recorded, the sha256 after the edit, and why); results recorded with the first count as
+current for the second. ``tests/test_caption_edits.py`` checks every row against git history:
+the two versions of the script differ in the caption and the module docstring alone, and neither
+reads ``__doc__``.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ CAPTION_EDITS = Path(__file__).with_name("caption_edits.csv")
 class CodeHash:
     script: str
     harness: str
-    script_aliases: frozenset[str] = frozenset()  # earlier hashes of the script, its caption edited since
+    script_aliases: frozenset[str] = frozenset()  # earlier hashes of the script, its prose edited since
 
 
 def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS) -> frozenset[str]:
-    """The script hashes that differ from ``current`` only by caption edits (followed back through
+    """The script hashes that differ from ``current`` only by prose edits (followed back through
     several edits), from the ledger."""
     with ledger.open(newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["script"] == script_rel]

@@ -202,7 +202,7 @@ def cite(p: BenchPage, s: Shown) -> dict:
         state = render.recorded_state(fig.compare)
     else:
         state = (f"STALE: {tab.stale}" if tab.stale else "current" if p.now in set(tab.frame["script_sha256"])
-                 else f"current; only its FIGURE caption was edited since, sha256 now {p.now[:12]} "
+                 else f"current; only its FIGURE caption or module docstring was edited since, sha256 now {p.now[:12]} "
                       "(benchsite/model/caption_edits.csv)")
     data_url = f"{p.repo}/blob/{made.committed[1]}/{made.committed[0]}" if made.committed and p.repo else ""
     return session.cite_latest(fig, s.name, s.session, session.Where(p.link, p.site, p.repo, s.role), state,
