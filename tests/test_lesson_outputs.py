@@ -177,6 +177,27 @@ def _converted_by_nbconvert(page) -> None:
     HTMLExporter().from_notebook_node(nbformat.reads(page.markdown, as_version=4))
 
 
+def _converting(tree, monkeypatch, caplog):
+    """The plugin with its conversion wrapped around nbconvert's HTML export (what mkdocs-jupyter does),
+    and a page for the tree's lesson: ``run()`` chooses and converts it as a build does, and returns the
+    notebook converted last and the warnings logged."""
+    from mkdocs_jupyter.plugin import Plugin as JupyterPlugin
+
+    monkeypatch.setattr(JupyterPlugin, "on_pre_page", lambda self, page, config, files: page)
+    monkeypatch.setattr(Plugin, "should_include", lambda self, file: True)
+    plugin, page = plugin_for(tree), page_for(tree)
+    page.render = lambda config, files: _converted_by_nbconvert(page)
+    page = plugin.on_pre_page(page, {}, None)  # wraps the conversion
+
+    def run() -> tuple[dict, list[str]]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="mkdocs.plugins.bench-notebooks"):
+            page.markdown = plugin.on_page_markdown("", page, {}, None)
+            page.render({}, None)
+        return json.loads(page.markdown), [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    return run
+
+
 @pytest.mark.parametrize("current, damage, why", [
     # the schema, which lesson_outputs leaves to nbconvert
     (True, _set(("cells", 2, "outputs", 0, "metadata"), -1),
@@ -184,23 +205,48 @@ def _converted_by_nbconvert(page) -> None:
     # a stale copy is shown whole, as it ran: what nbconvert stops on there is named too
     (False, _set(("cells", 2, "metadata"), [1]), "TypeError: "),
 ])
-def test_a_copy_nbconvert_refuses_is_named_not_a_traceback(tree, monkeypatch, current, damage, why):
-    """The rest of the notebook is nbconvert's to check when it converts: its refusal names the
-    docs/ source and the copy whose outputs the page shows, as a PluginError (mkdocs prints it)."""
-    from mkdocs.exceptions import PluginError
-    from mkdocs_jupyter.plugin import Plugin as JupyterPlugin
-
+def test_a_copy_nbconvert_refuses_is_named_and_the_next_copy_shown(tree, monkeypatch, caplog, current, damage, why):
+    """The rest of the notebook is nbconvert's to check when it converts: its refusal is a warning
+    naming the docs/ source and the copy whose outputs the page shows (a strict build fails on it), and
+    the page shows the next copy, with a note saying why the first is not shown, as for a damaged copy."""
     copy = damage(_display(notebook(["a = 1" if current else "a = 0", "print(a)"], outputs="ref")))
     path = tree.put("ref", copy)
-    monkeypatch.setattr(JupyterPlugin, "on_pre_page", lambda self, page, config, files: page)
-    monkeypatch.setattr(Plugin, "should_include", lambda self, file: True)
-    plugin, page = plugin_for(tree), page_for(tree)
-    page.render = lambda config, files: _converted_by_nbconvert(page)
-    page = plugin.on_pre_page(page, {}, None)  # wraps the conversion
-    page.markdown = plugin.on_page_markdown("", page, {}, None)
+    tree.put("other", notebook(["a = 1" if current else "a = 0", "print(a)"], outputs="other"))  # as old as ref's
+    shown, warnings = _converting(tree, monkeypatch, caplog)()
+    assert warnings[0].startswith(f"{tree.source} with the outputs of {path}: cannot be converted: {why}"), warnings
+    assert len(warnings) == 1, warnings  # nothing else is amiss
+    assert [o["text"] for c in shown["cells"] if c["cell_type"] == "code" for o in c["outputs"]] == \
+        ["other 1\n", "other 2\n"]
+    said = shown["cells"][0]["source"]
+    assert "<code>other</code>" in said and "The copy from <code>ref</code> cannot be shown: the notebook converter " \
+        "refused it" in said
+
+
+def test_with_no_other_copy_the_lesson_is_shown_without_outputs_and_says_why(tree, monkeypatch, caplog):
+    path = tree.put("ref", _set(("cells", 2, "outputs", 0, "metadata"), -1)(
+        _display(notebook(["a = 1", "print(a)"], outputs="ref"))))
+    shown, warnings = _converting(tree, monkeypatch, caplog)()
+    assert warnings[0].startswith(f"{tree.source} with the outputs of {path}: cannot be converted: "), warnings
+    assert warnings[1] == (f"{tree.source}: no executed copy under {tree.results}/<machine>/lessons/{NAME} can be "
+                           "shown: the page shows the source without outputs (run make lesson)")
+    assert all(c["outputs"] == [] for c in shown["cells"] if c["cell_type"] == "code")
+    assert "No outputs" in shown["cells"][0]["source"] and "refused it" in shown["cells"][0]["source"]
+
+
+def test_a_source_nbconvert_refuses_stops_the_build_naming_it(tree, monkeypatch, caplog):
+    """Nothing else to show: the docs/ source itself, converted without outputs, is refused too."""
+    from mkdocs.exceptions import PluginError
+
+    source = json.loads(tree.source.read_text())
+    source["cells"][0]["metadata"] = -1  # its markdown cell: lesson_outputs reads no metadata
+    tree.source.write_text(json.dumps(source))
+    path = tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    run = _converting(tree, monkeypatch, caplog)
     with pytest.raises(PluginError) as err:
-        page.render({}, None)
-    assert str(err.value).startswith(f"{tree.source} with the outputs of {path}: cannot be converted: {why}"), err
+        run()
+    assert str(err.value).startswith(f"{tree.source}: cannot be converted: "), err  # the source alone, no copy
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned[0].startswith(f"{tree.source} with the outputs of {path}: cannot be converted: "), warned
 
 
 def test_an_error_output_makes_a_copy_damaged(tree):

@@ -144,21 +144,32 @@ class Plugin(JupyterPlugin):
         if not self.should_include(page.file):
             return markdown
         try:
-            chosen = lesson_outputs.choose(Path(page.file.abs_src_path), self.results, self.preferred, self.reference)
+            return self._chosen(page, Path(page.file.abs_src_path), {})
         except lesson_outputs.Damaged as err:  # the docs/ source itself
             sitesetup.warn(log, str(err))  # fails a strict build at any log level (the bench plugin)
             return markdown
-        # The copy whose outputs the page shows, for the render to name if nbconvert refuses it.
-        page.bench_copy = (lesson_outputs.executed_path(self.results, chosen.machine, Path(page.file.abs_src_path).name)
+
+    def _chosen(self, page, source: Path, refused: dict[str, str]) -> str:
+        """The notebook the page converts (``lesson_outputs.choose``), with what is amiss logged once
+        per page: a damaged or missing copy as a damaged results file, older code as a stale figure.
+        ``page.bench_copy`` and ``page.bench_machine`` say whose outputs it shows, for the render."""
+        chosen = lesson_outputs.choose(source, self.results, self.preferred, self.reference, refused)
+        page.bench_machine = chosen.machine
+        page.bench_copy = (lesson_outputs.executed_path(self.results, chosen.machine, source.name)
                            if chosen.machine is not None else None)
-        for problem in chosen.problems:  # a damaged or missing copy, as a damaged results file
-            sitesetup.warn(log, problem)
+        said = page.__dict__.setdefault("bench_said", set())  # a second choice repeats the first's problems
         strict = os.environ.get("BENCH_STRICT") == "1"  # as a stale figure: the published build fails
+        for problem in chosen.problems:
+            if problem not in said:
+                sitesetup.warn(log, problem)
         for stale in chosen.stale:
+            if stale in said:
+                continue
             if strict:
                 sitesetup.warn(log, stale)
             else:
                 log.info(stale)
+        said.update(chosen.problems, chosen.stale)
         return lesson_outputs.dumps(chosen.notebook)
 
     def on_pre_page(self, page, config, files):
@@ -168,25 +179,34 @@ class Plugin(JupyterPlugin):
         convert = page.render  # mkdocs-jupyter's: it reads page.file.abs_src_path when it runs
 
         def render(config, files) -> None:
-            text = page.markdown or ""
-            path = cache_dir() / "lesson" / f"{hashlib.sha256(text.encode()).hexdigest()}.ipynb"
-            if not path.is_file():
-                cachefile.store_bytes(path, text.encode())
-            original = page.file
-            page.file = Redirected(original, str(path))
-            try:
-                convert(config, files)
-            except Exception as err:  # noqa: BLE001 - whatever nbconvert stops on: named, never a traceback
-                # What lesson_outputs does not check, nbconvert does (the notebook format's schema, and
-                # the whole of a stale copy, shown as it ran): the page's notebook is the docs/ source's
-                # cells with the copy's outputs, so both files are named.
-                copy = getattr(page, "bench_copy", None)
-                made = f"{original.abs_src_path}" + (f" with the outputs of {copy}" if copy else "")
-                why = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
-                why = why if len(why) <= 200 else why[:200] + "…"  # a schema message may quote a whole output
-                raise PluginError(f"{made}: cannot be converted: {why}{_where(err, text)}") from None
-            finally:
-                page.file = original
+            original, refused = page.file, {}
+            while True:
+                text = page.markdown or ""
+                path = cache_dir() / "lesson" / f"{hashlib.sha256(text.encode()).hexdigest()}.ipynb"
+                if not path.is_file():
+                    cachefile.store_bytes(path, text.encode())
+                page.file = Redirected(original, str(path))
+                try:
+                    convert(config, files)
+                    return
+                except Exception as err:  # noqa: BLE001 - whatever nbconvert stops on: named, never a traceback
+                    # What lesson_outputs does not check, nbconvert does (the notebook format's schema, and
+                    # the whole of a stale copy, shown as it ran): the page's notebook is the docs/ source's
+                    # cells with the copy's outputs, so both files are named.
+                    copy, machine = getattr(page, "bench_copy", None), getattr(page, "bench_machine", None)
+                    made = f"{original.abs_src_path}" + (f" with the outputs of {copy}" if copy else "")
+                    why = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+                    why = why if len(why) <= 200 else why[:200] + "…"  # a schema message may quote a whole output
+                    where = _where(err, text)
+                    message = f"{made}: cannot be converted: {why}{where}"
+                    if machine is None or machine in refused:  # the source itself: nothing else to show
+                        raise PluginError(message) from None
+                finally:
+                    page.file = original
+                # As a damaged copy: a warning (a strict build fails), and the page shows the next choice.
+                sitesetup.warn(log, message)
+                refused[machine] = f"the notebook converter refused it ({why}{where})"
+                page.markdown = self._chosen(page, Path(original.abs_src_path), refused)
 
         page.render = render
         return page

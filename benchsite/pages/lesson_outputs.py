@@ -24,7 +24,8 @@ the note saying what is missing.
 JSON only (no nbformat): the plugin imports this at every build, converting or not. What the
 conversion joins as text (each cell's source, each output's text and data) is checked here, so a
 damaged copy is named and skipped; the rest of the notebook format's schema is checked by nbconvert
-when it converts, and the plugin names the copy when that fails (``lesson_plugin``).
+when it converts: the plugin names the copy when that fails (``lesson_plugin``), with a warning
+as for a damaged copy, and converts the next choice instead (``choose``'s ``refused``).
 """
 
 from __future__ import annotations
@@ -180,8 +181,12 @@ def _role(machine: str, preferred: str | None, reference: str | None) -> str:
     return "a contributed machine"
 
 
-def choose(source_path: Path, results: Path, preferred: str | None, reference: str | None) -> Choice:
-    """The executed copy to show with the notebook at ``source_path`` (see the module's docstring)."""
+def choose(source_path: Path, results: Path, preferred: str | None, reference: str | None,
+           refused: dict[str, str] | None = None) -> Choice:
+    """The executed copy to show with the notebook at ``source_path`` (see the module's docstring).
+    ``refused``: machines whose copy the conversion refused, with why (the plugin has warned about
+    each), skipped as a damaged copy is and named in the note."""
+    refused = refused or {}
     source = read_notebook(source_path)  # the source itself unreadable: mkdocs-jupyter fails on it anyway
     name, digest = source_path.name, code_digest(source)
     order = [m for m in dict.fromkeys([preferred, reference]) if m]
@@ -194,6 +199,10 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
             if machine in (preferred, reference):
                 notes.append(f"<code>{html.escape(machine)}</code> has no executed copy "
                              f"(<code>make lesson</code> there writes one)")
+            continue
+        if machine in refused:
+            notes.append(f"The copy from <code>{html.escape(machine)}</code> cannot be shown: "
+                         f"{html.escape(refused[machine])}.")
             continue
         try:
             executed = read_executed(path)
@@ -217,7 +226,8 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
         shown = copy.deepcopy(executed)
         return Choice(_with_note(shown, machine, False, notes, preferred, reference), machine, False, notes, problems,
                       stale)
-    problems.append(f"{source_path}: no executed copy under {results}/<machine>/{LESSONS_DIR}/{name}: "
+    shown = " can be shown" if refused else ""
+    problems.append(f"{source_path}: no executed copy under {results}/<machine>/{LESSONS_DIR}/{name}{shown}: "
                     "the page shows the source without outputs (run make lesson)")
     return Choice(_with_note(strip_outputs(source), None, False, notes, preferred, reference),
                   None, False, notes, problems)
