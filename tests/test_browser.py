@@ -751,6 +751,41 @@ def test_a_table_scrolls_in_one_box_which_is_shaded_only_when_columns_are_hidden
         assert any(b["cards"] for b in material) and [b for b in material if b["cards"] and b["drawn"] > b["box"]] == []
 
 
+# The verdict rules' simulated rates on /verdicts/ (not the A/A table): for each table, whether it
+# is cards, the distinct tops of each body row's cells, the most lines any cell's text takes, and
+# each box it scrolls in (Material's, ours) as [its width, the width of what it holds], shaded or not.
+VERDICT_RATES = """() => [...document.querySelectorAll('.bench-verdict-rates:not(.bench-aa-rates) table')].map(t => {
+  const lines = c => { const r = document.createRange(); r.selectNodeContents(c);
+                       return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; };
+  const rows = [...t.querySelectorAll('tbody tr')], top = c => Math.round(c.getBoundingClientRect().top);
+  const wrap = t.closest('.md-typeset__scrollwrap'), ours = t.closest('.bench-scroll');
+  return {cards: t.hasAttribute('data-cards'), rows: rows.length,
+          tops: Math.max(...rows.map(r => new Set([...r.children].map(top)).size)),
+          lines: Math.max(...rows.flatMap(r => [...r.children].map(lines))),
+          boxes: [wrap, ours].map(b => b && [b.clientWidth, b.scrollWidth]),
+          shaded: !!wrap && getComputedStyle(wrap).backgroundImage.includes('radial-gradient')}; })"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_verdict_rate_tables_are_tables_read_by_their_columns_with_nothing_cut_off(built_site, serve, browser,
+                                                                                       width):
+    """The equivalence table on /verdicts/ was 33 px wider than its box at 1280 px, its last column
+    (false equivalence at 1.5 margins) cut off, its first column (the rule in words) three lines tall
+    on every row; at 390 px bench-cards.js made every such table cards, 18 of them 4,600 px tall under
+    prose that says "Read it by its columns". Now each is a table at both widths (a row's cells side by
+    side, each one line), its rules heading groups of rows, and nothing of it scrolls out of sight: not
+    at 1280 px, and not at 390 px, where bench.css tightens its cells. Its box is the site's shaded
+    scroll box (.bench-scroll), which says so should a narrower screen hide a column."""
+    context = layout_context(browser, built_site, viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    pg.goto(serve(built_site) + "/verdicts/")
+    tables = pg.evaluate(VERDICT_RATES)
+    context.close()
+    assert [t["rows"] for t in tables] == [2 + 6, 2 + 18] * 2, tables  # the measured noise's, the model's
+    assert [t for t in tables if t["cards"] or t["tops"] != 1 or t["lines"] != 1] == [], tables
+    assert [t for t in tables if not t["shaded"] or any(b is None or b[1] > b[0] for b in t["boxes"])] == [], tables
+
+
 # Every cell of a table's key column (a ratio, a verdict, a roofline's bound and share: found by
 # its header, so that a table without the markup is checked too) on a figure, a /bench page or a
 # session page's changes: its box on screen, the window's width and how far anything scrolled.

@@ -2,6 +2,7 @@
 
 import dataclasses
 import html
+import html.parser
 import json
 import re
 from pathlib import Path
@@ -11,11 +12,13 @@ import pytest
 from benchkit import results
 from benchkit.runner import DEFAULT_RUNS
 from benchsite.build.buildcache import BuildCache
+from benchsite.model import noise as noise_model
+from benchsite.model import stats
 from benchsite.model.catalog import Catalog
 from benchsite.model.figures import Figure
 from benchsite.pages import markers
 from benchsite.pages.markers import Context, MarkerError, expand
-from benchsite.views import fmt
+from benchsite.views import fmt, verdict_rates
 from test_results import make_row
 
 # The columns results schema version 2 added, with the values one session would record.
@@ -136,8 +139,8 @@ def test_figure_panel_names_the_ratio_statistic_and_links_the_rule(tmp_path):
 
 def test_verdict_rates_table_comes_from_the_simulation(catalog):
     out = expand("<!-- bench:verdict-rates -->", ctx(catalog))
-    assert out.count("<tr>") == 1 + 2 * 3  # header, two rules x R = 5, 6, 9
-    assert "false positives" in out and "power at 3 spreads" in out and "seed" in out
+    assert out.count("<tr>") == 2 + 2 * (1 + 3)  # two header rows, two rules x (its row, R = 5, 6, 9)
+    assert "false positives" in out and "power at a true shift of" in out and "3 spreads" in out and "seed" in out
     assert "one spread = 3.6 %" in expand("<!-- bench:verdict-rates -->", ctx(catalog))
     assert "one spread = 36 %" in expand("<!-- bench:verdict-rates scale=10 -->", ctx(catalog))
     with pytest.raises(MarkerError, match="noise= is model or measured"):
@@ -151,11 +154,110 @@ def test_verdict_rates_table_comes_from_the_simulation(catalog):
 def test_equivalence_rates_and_measured_noise(tmp_path):
     page = ctx(nine_runs(tmp_path, 1.10))
     same = expand("<!-- bench:verdict-rates rule=same -->", page)
-    assert same.count("<tr>") == 1 + 2 * 3 * 3  # header, two rules x R = 5, 6, 9 x three margins
-    assert "(false equivalence)" in same and "<td>±5 %</td>" in same
+    assert same.count("<tr>") == 2 + 2 * (1 + 3 * 3)  # two header rows, two rules x (its row, R x margins)
+    assert "false equivalence: “the same” at" in same and "<td>±5 %</td>" in same
     measured = expand("<!-- bench:verdict-rates noise=measured -->", page)
     assert "the noise measured on cpu-test-2c (medians over 2 cells and 1 ratio pairs" in measured
     assert "one spread = 3.6 %" not in measured
+
+
+class _Table(html.parser.HTMLParser):
+    """A table's header cells as (text, colspan, rowspan) a row, and its body's rows as they come,
+    each a list of (tag, text, colspan), with where each <tbody> starts: enough to read a table by
+    its columns as a reader does."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.head, self.body, self.starts, self.attrs, self._in, self._cell = [], [], [], {}, None, None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.attrs = a
+        elif tag in ("thead", "tbody"):
+            self._in = tag
+            if tag == "tbody":
+                self.starts.append(len(self.body))
+        elif tag == "tr":
+            (self.head if self._in == "thead" else self.body).append([])
+        elif tag in ("th", "td"):
+            self._cell = [tag, "", int(a.get("colspan", 1)), int(a.get("rowspan", 1))]
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            tag_, text, span, rows = self._cell
+            rows_ = self.head if self._in == "thead" else self.body
+            rows_[-1].append((text, span, rows) if self._in == "thead" else (tag_, text, span))
+            self._cell = None
+
+    def columns(self) -> list[str]:
+        """Each column's heading as a reader reads it: the heading over it, then its own."""
+        grid: dict[tuple[int, int], str] = {}
+        for r, row in enumerate(self.head):
+            c = 0
+            for text, span, rows in row:
+                while (r, c) in grid:
+                    c += 1
+                for dr in range(rows):
+                    for dc in range(span):
+                        grid[(r + dr, c + dc)] = text
+                c += span
+        width = max(c for _, c in grid) + 1
+        return [" / ".join(dict.fromkeys(grid[(r, c)] for r in range(len(self.head)))) for c in range(width)]
+
+
+def _made_up_rates(rule: str) -> noise_model.Rates:
+    """Every rate of a simulation, each a different number (0.10 %, 0.20 %, ...) in the order the
+    simulation's keys come, so that a cell shown under the wrong rule, R, margin or shift shows."""
+    if rule == "same":
+        keys = [(w, r, m, s) for w in ("paired", "unpaired") for r in stats.SIM_RUNS for m in stats.SIM_MARGINS
+                for s in stats.SIM_EQUIV_SHIFTS]
+        made = [stats.EquivRate(*k, rate=(i + 1) / 1000) for i, k in enumerate(keys)]
+    else:
+        keys = [(w, r, s) for w in ("paired", "unpaired") for r in stats.SIM_RUNS for s in stats.SIM_SHIFTS]
+        made = [stats.Rate(*k, rate=(i + 1) / 1000) for i, k in enumerate(keys)]
+    return noise_model.Rates(rule, noise_model.SimNoise(0.02, 0.03, 0.036), tuple(made))
+
+
+EQUIV_COLUMNS = {0.0: "“the same” at a true difference of / none",
+                 0.5: "“the same” at a true difference of / half the margin",
+                 1.0: "false equivalence: “the same” at / the margin",
+                 1.5: "false equivalence: “the same” at / 1.5 margins"}
+
+
+@pytest.mark.parametrize("rule", ["differ", "same"])
+def test_verdict_rates_group_their_rows_by_rule_and_each_rate_sits_under_its_column(rule):
+    """The simulated rates were a table with the rule in words as its first column, the same two
+    values on all 18 rows of the equivalence table, which wrapped to three lines in every row and
+    pushed its last column out of a desktop's page. Now each rule heads a group of rows (a <tbody>
+    under one row naming it, across every column), no cell repeats it, and every rate still sits in
+    its rule's group, on its R's (and margin's) row, under its shift's column: read as a reader reads
+    the table, each cell is the rate the simulation gave for that place."""
+    found = _made_up_rates(rule)
+    table = _Table(verdict_rates.rates_table(found))
+    columns = table.columns()
+    shifts = {s: (EQUIV_COLUMNS[s] if rule == "same" else "false positives (no difference)" if s == 0
+                  else f"power at a true shift of / {s} spread{'s' if s != 1 else ''}")
+              for s in (stats.SIM_EQUIV_SHIFTS if rule == "same" else stats.SIM_SHIFTS)}
+    assert columns == ["R"] + (["margin"] if rule == "same" else []) + list(shifts.values())
+    assert "data-columns" in table.attrs and "data-cards" not in table.attrs  # bench-cards.js: no cards
+    groups = [table.body[a:b] for a, b in zip(table.starts, table.starts[1:] + [len(table.body)])]
+    assert [g[0] for g in groups] == [[("th", what, len(columns))] for _, what in verdict_rates.RULES]
+    shown = {}
+    for (key, _), group in zip(verdict_rates.RULES, groups):
+        for row in group[1:]:
+            assert [tag for tag, _, span in row] == ["td"] * len(columns) and {span for *_, span in row} == {1}
+            cells = dict(zip(columns, (text for _, text, _ in row)))
+            place = (key, int(cells["R"])) + ((cells["margin"],) if rule == "same" else ())
+            shown.update({place + (s,): cells[heading] for s, heading in shifts.items()})
+    expected = {(r.rule, r.runs) + ((stats.margin_text(r.margin),) if rule == "same" else ()) + (r.shift,):
+                fmt.percent(r.rate) for r in found.rates}
+    assert shown == expected
 
 
 def test_how_many_verdicts_the_site_shows(tmp_path):

@@ -13,7 +13,8 @@ from benchsite.model.noise import AARates, Count, Rates, SimNoise
 from benchsite.views import fmt
 from benchsite.views.html import render
 
-SAID = {0.0: "with no difference", 0.5: "at half the margin", 1.0: "at the margin (false equivalence)"}
+# A column of the equivalence table: the true difference, under the heading its span shares.
+SAID = {0.0: "none", 0.5: "half the margin", 1.0: "the margin"}
 RULES = (("paired", "paired (two variants, same runs)"), ("unpaired", "unpaired (two sessions)"))
 
 
@@ -28,30 +29,36 @@ def source(noise: SimNoise) -> str:
 def rates_table(found: Rates) -> str:
     """The simulation of one rule as a table: ``differ``, how often the paired and unpaired rules
     say "a result" with no true difference and with true shifts; ``same``, how often the equivalence
-    rule says "the same" with true differences from none to beyond the margin."""
+    rule says "the same" with true differences from none to beyond the margin. A group of rows per
+    rule (paired, unpaired) under a row naming it, a row per R (and margin): its rows are compared
+    down each column, so the rule is not a column repeated on every row, and the rates share one
+    heading, so that the columns fit a desktop's page and a phone's."""
     noise = found.noise
     note = (f"{stats.SIM_TRIALS} simulated sets per line (seed {stats.SIM_SEED}); {source(noise)}: run noise "
             f"{fmt.percent(noise.run_sd)} per variant and a shared per-run drift of {fmt.percent(noise.drift_sd)} "
             f"(standard deviations of the log run medians); one spread = {fmt.percent(noise.spread)}.")
     if found.rule == "same":
         got = {(r.rule, r.runs, r.margin, r.shift): r.rate for r in found.rates}
-        head = ["rule", "R", "margin"] + [
-            "“the same” " + SAID.get(s, f"at {s:g} margins (false equivalence)" if s > 1 else f"at {s:g} margin")
-            for s in stats.SIM_EQUIV_SHIFTS]
-        body = [[what, str(r), stats.margin_text(m)]
-                + [fmt.percent(got[(rule, r, m, s)]) for s in stats.SIM_EQUIV_SHIFTS]
-                for rule, what in RULES for r in stats.SIM_RUNS for m in stats.SIM_MARGINS]
+        within = [s for s in stats.SIM_EQUIV_SHIFTS if s < 1]
+        beyond = [s for s in stats.SIM_EQUIV_SHIFTS if s >= 1]  # the margin itself and past it
+        lead = ["R", "margin"]
+        spans = [(over, [SAID.get(s, f"{s:g} margins") for s in shifts])
+                 for over, shifts in (("“the same” at a true difference of", within),
+                                      ("false equivalence: “the same” at", beyond)) if shifts]
+        groups = [(what, [[str(r), stats.margin_text(m)] + [fmt.percent(got[(rule, r, m, s)]) for s in within + beyond]
+                          for r in stats.SIM_RUNS for m in stats.SIM_MARGINS]) for rule, what in RULES]
         note += (" A true difference of one margin is a ratio of exactly 1 + m: calling that \"the same\" is a "
                  "false equivalence, as is anything beyond it.")
     else:
         got = {(r.rule, r.runs, r.shift): r.rate for r in found.rates}
         shifts = [s for s in stats.SIM_SHIFTS if s]
-        head = (["rule", "R", "false positives (no difference)"]
-                + [f"power at {s} spread{'s' if s != 1 else ''}" for s in shifts])
-        body = [[what, str(r), fmt.percent(got[(rule, r, 0)])] + [fmt.percent(got[(rule, r, s)]) for s in shifts]
-                for rule, what in RULES for r in stats.SIM_RUNS]
+        lead = ["R", "false positives (no difference)"]
+        spans = [("power at a true shift of", [f"{s} spread{'s' if s != 1 else ''}" for s in shifts])]
+        groups = [(what, [[str(r)] + [fmt.percent(got[(rule, r, s)]) for s in [0, *shifts]] for r in stats.SIM_RUNS])
+                  for rule, what in RULES]
         note += " The false-negative rate is one minus the power."
-    return str(render("verdict_rates.html", head=head, body=body, note=note))
+    width = len(lead) + sum(len(cols) for _, cols in spans)
+    return str(render("verdict_rates_by_rule.html", lead=lead, spans=spans, groups=groups, width=width, note=note))
 
 
 def aa_table(found: AARates, trials: int) -> str:

@@ -4,11 +4,15 @@
 // data-cards and each cell labelled with its column's name, so under 45em bench.css shows one card a
 // row and no column (a ratio, a verdict, "vs the reference") is hidden off the screen's edge.
 // Without JavaScript such a table scrolls sideways in Material's box, as before. The lesson's
-// output tables are left alone: they scroll inside their own shaded output box.
+// output tables are left alone: they scroll inside their own shaded output box; so is a table the
+// build marks data-columns (the verdict rules' simulated rates, templates/verdict_rates_by_rule.html),
+// whose rows are compared down each column, which a card a row would take apart: it stays a table,
+// in a shaded box that scrolls if it must.
 (function () {
   function label(table) {
     var heads = table.querySelectorAll("thead th");
-    if (heads.length < 4 || table.hasAttribute("data-cards") || table.closest(".jupyter-wrapper")) return;
+    if (heads.length < 4 || table.hasAttribute("data-cards") || table.hasAttribute("data-columns") ||
+        table.closest(".jupyter-wrapper")) return;
     var names = Array.prototype.map.call(heads, function (th) { return th.textContent.trim(); });
     table.setAttribute("data-cards", "");
     table.querySelectorAll("tbody tr").forEach(function (row) {
