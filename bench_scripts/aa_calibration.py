@@ -29,8 +29,9 @@ FIGURE = {
         "A and B are two separately compiled copies of the same function, measured in the same "
         "runs like any two variants. If two such executables run at the same speed (the "
         "calibration's assumption, which it does not test), every difference between them is noise "
-        "and every verdict of a result between them is a false positive. The verdicts page counts "
-        "them per rule, beside the simulated false-positive rate."
+        "and every verdict of a result between them is a false positive. The verdicts page counts, "
+        "per rule, the calls that are wrong on A/A data (a result, or for the equivalence rule a "
+        "miss), beside the rate the simulation gives for each."
     ),
     "chapter": "verdicts.md",
     "group_by": ["op", "n"],

@@ -30,25 +30,40 @@ def _versions(script: str) -> dict[str, bytes]:
 
 
 def _split(source: bytes) -> tuple[str, dict, str]:
-    """The text before (less the module docstring) and after the ``FIGURE = {...}`` assignment, and
-    its dict without the caption: what a prose edit leaves as it was."""
+    """The text before the ``FIGURE = {...}`` assignment less the module docstring's literal (cut at
+    its exact offsets: whatever shares its lines is still compared), the text after it, and its dict
+    without the caption: what a prose edit leaves as it was."""
     text = source.decode("utf-8")
     body = ast.parse(text).body
     node = next(n for n in body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "FIGURE")
     lines = text.split("\n")
-    start = 0
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        start = body[0].end_lineno  # the module docstring: prose, as long as nothing reads __doc__
+    before = "\n".join(lines[:node.lineno - 1])
+    doc = body[0] if body and isinstance(body[0], ast.Expr) else None
+    if doc is not None and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str) \
+            and doc.end_lineno < node.lineno:
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line.encode("utf-8")) + 1)  # ast's columns count UTF-8 bytes
+        raw = "\n".join(lines).encode("utf-8")
+        start = offsets[doc.lineno - 1] + doc.col_offset
+        end = offsets[doc.end_lineno - 1] + doc.end_col_offset
+        before = (raw[:start] + b"<docstring>" + raw[end:offsets[node.lineno - 1]]).decode("utf-8")
     figure = ast.literal_eval(node.value)
     figure.pop("caption", None)
-    return "\n".join(lines[start:node.lineno - 1]), figure, "\n".join(lines[node.end_lineno:])
+    return before, figure, "\n".join(lines[node.end_lineno:])
+
+
+def _docstring(source: bytes) -> str:
+    body = ast.parse(source.decode("utf-8")).body
+    return ast.get_docstring(ast.Module(body=body[:1], type_ignores=[]), clean=False) or ""
 
 
 def same_but_prose(older: bytes, newer: bytes) -> bool:
     """Whether two versions of a figure script differ in the FIGURE caption and the module docstring
-    alone, and neither reads ``__doc__`` (which would make the docstring more than prose)."""
-    return b"__doc__" not in older + newer and _split(older) == _split(newer)
+    alone: neither reads ``__doc__`` (which would make the docstring more than prose), and neither
+    docstring holds a snippet marker (``--8<--``: it would move what the page shows as the code)."""
+    return (b"__doc__" not in older + newer and not any("--8<--" in _docstring(s) for s in (older, newer))
+            and _split(older) == _split(newer))
 
 
 def ledger() -> list[dict]:
@@ -57,7 +72,7 @@ def ledger() -> list[dict]:
 
 
 @pytest.mark.parametrize("row", ledger(), ids=lambda r: r["script"])
-def test_each_declared_caption_edit_changed_the_caption_alone(row):
+def test_each_declared_prose_edit_changed_the_prose_alone(row):
     found = _versions(row["script"])
     if row["measured_sha256"] not in found:
         pytest.fail(f"{row['script']}: no version in git history has sha256 {row['measured_sha256']}")
@@ -90,6 +105,13 @@ def test_only_the_caption_and_the_module_docstring_count_as_prose():
                       script.replace(b'"""\n\nFIGURE', b'"""\n\nDOC = __doc__\nFIGURE', 1)):
         assert code_edit != script and not same_but_prose(script, code_edit)
     assert not same_but_prose(script, docstring_edited + b"\nprint(__doc__)\n")
+    # Code that shares the docstring's lines, before or after it, is code; so is a snippet marker in it.
+    first, closing = script.index(b'"""'), script.index(b'"""\n\nFIGURE')
+    for code_edit in (script[:closing] + b'"""; import os; os.environ["XLA_FLAGS"] = "x"' + script[closing + 3:],
+                      b"#!/usr/bin/env python3\n" + script,
+                      script[:first] + b"import os; " + script[first:],
+                      script[:closing] + b"# --8<-- [start:measure]\n" + script[closing:]):
+        assert not same_but_prose(script, code_edit), code_edit[:200]
 
 
 @pytest.mark.slow
