@@ -88,6 +88,7 @@ def test_only_older_code_is_shown_as_it_ran_and_said_so(tree):
     code = [c["source"] for c in shown.notebook["cells"] if c["cell_type"] == "code"]
     assert code == ["a = 0", "print(a)"]  # the code those outputs came from, not today's
     assert "earlier version of this notebook" in note(shown) and "admonition warning" in note(shown)
+    assert "its text as well as its code cells, not today's" in note(shown)  # the whole copy is shown, prose too
 
 
 @pytest.mark.parametrize("damage, why", [
@@ -218,8 +219,9 @@ def test_a_copy_nbconvert_refuses_is_named_and_the_next_copy_shown(tree, monkeyp
     assert [o["text"] for c in shown["cells"] if c["cell_type"] == "code" for o in c["outputs"]] == \
         ["other 1\n", "other 2\n"]
     said = shown["cells"][0]["source"]
-    assert "<code>other</code>" in said and "The copy from <code>ref</code> cannot be shown: the notebook converter " \
-        "refused it" in said
+    assert "<code>other</code>" in said and "The copy from <code>ref</code> (the site's reference machine, whose " \
+        "numbers the prose quotes) cannot be shown: the notebook converter refused it" in said
+    assert str(tree.results) not in said and str(tree.source) not in said  # no host paths on a page
 
 
 def test_with_no_other_copy_the_lesson_is_shown_without_outputs_and_says_why(tree, monkeypatch, caplog):
@@ -233,20 +235,32 @@ def test_with_no_other_copy_the_lesson_is_shown_without_outputs_and_says_why(tre
     assert "No outputs" in shown["cells"][0]["source"] and "refused it" in shown["cells"][0]["source"]
 
 
-def test_a_source_nbconvert_refuses_stops_the_build_naming_it(tree, monkeypatch, caplog):
-    """Nothing else to show: the docs/ source itself, converted without outputs, is refused too."""
+@pytest.mark.parametrize("stale_other", [False, True])
+def test_a_source_nbconvert_refuses_stops_the_build_naming_it(tree, monkeypatch, caplog, stale_other):
+    """When the docs/ source is what nbconvert refuses, no copy is blamed for it and no other is shown
+    instead (a stale copy, shown whole as it ran, would convert): the source is named, the build stops."""
     from mkdocs.exceptions import PluginError
 
     source = json.loads(tree.source.read_text())
     source["cells"][0]["metadata"] = -1  # its markdown cell: lesson_outputs reads no metadata
     tree.source.write_text(json.dumps(source))
-    path = tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    tree.put("ref", notebook(["a = 1", "print(a)"], outputs="ref"))
+    if stale_other:
+        tree.put("other", notebook(["a = 0", "print(a)"], outputs="other"))
     run = _converting(tree, monkeypatch, caplog)
     with pytest.raises(PluginError) as err:
         run()
     assert str(err.value).startswith(f"{tree.source}: cannot be converted: "), err  # the source alone, no copy
-    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warned[0].startswith(f"{tree.source} with the outputs of {path}: cannot be converted: "), warned
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == []  # no copy blamed
+
+
+def test_a_page_names_no_host_path():
+    from benchsite.build.lesson_plugin import _no_paths
+
+    said = _no_paths("FileNotFoundError: [Errno 2] No such file: '/home/me/site/.cache/bench/lesson/f1.ipynb' (x)")
+    assert said == "FileNotFoundError: [Errno 2] No such file: 'f1.ipynb' (x)"
+    kept = "-1 is not of type 'object' (cell 15, code cell 7['outputs'][0]['metadata']) at 1/2"
+    assert _no_paths(kept) == kept
 
 
 def test_an_error_output_makes_a_copy_damaged(tree):

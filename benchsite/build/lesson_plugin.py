@@ -119,6 +119,11 @@ def _where(err: Exception, text: str) -> str:
     return f" (cell {len(cells)}{f', code cell {code}' if kind == 'code' else f', a {kind} cell'}{found.group(2)})"
 
 
+def _no_paths(text: str) -> str:
+    """``text`` with each absolute path cut to its file's name: what a page may say (no host paths)."""
+    return re.sub(r"(?<![\w.])/(?:[^\s'\"():,/]+/)+([^\s'\"():,/]+)", r"\1", text)
+
+
 class Plugin(JupyterPlugin):
     """mkdocs-jupyter, rendering a lesson with the outputs of one machine's executed copy.
 
@@ -180,33 +185,43 @@ class Plugin(JupyterPlugin):
 
         def render(config, files) -> None:
             original, refused = page.file, {}
-            while True:
-                text = page.markdown or ""
+            source = Path(original.abs_src_path)
+
+            def attempt(text: str) -> tuple[str, str] | None:
+                """Converts ``text`` as the page's notebook (its Markdown, and the file mkdocs-jupyter
+                reads): None, or what nbconvert stopped on and where."""
                 path = cache_dir() / "lesson" / f"{hashlib.sha256(text.encode()).hexdigest()}.ipynb"
                 if not path.is_file():
                     cachefile.store_bytes(path, text.encode())
-                page.file = Redirected(original, str(path))
+                page.markdown, page.file = text, Redirected(original, str(path))
                 try:
                     convert(config, files)
-                    return
+                    return None
                 except Exception as err:  # noqa: BLE001 - whatever nbconvert stops on: named, never a traceback
-                    # What lesson_outputs does not check, nbconvert does (the notebook format's schema, and
-                    # the whole of a stale copy, shown as it ran): the page's notebook is the docs/ source's
-                    # cells with the copy's outputs, so both files are named.
-                    copy, machine = getattr(page, "bench_copy", None), getattr(page, "bench_machine", None)
-                    made = f"{original.abs_src_path}" + (f" with the outputs of {copy}" if copy else "")
                     why = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
                     why = why if len(why) <= 200 else why[:200] + "…"  # a schema message may quote a whole output
-                    where = _where(err, text)
-                    message = f"{made}: cannot be converted: {why}{where}"
-                    if machine is None or machine in refused:  # the source itself: nothing else to show
-                        raise PluginError(message) from None
+                    return why, _where(err, text)
                 finally:
                     page.file = original
+
+            while (failed := attempt(page.markdown or "")) is not None:
+                # What lesson_outputs does not check, nbconvert does (the notebook format's schema, and
+                # the whole of a stale copy, shown as it ran): the page's notebook is the docs/ source's
+                # cells with the copy's outputs, so both files are named.
+                copy, machine = getattr(page, "bench_copy", None), getattr(page, "bench_machine", None)
+                made = f"{source}" + (f" with the outputs of {copy}" if copy else "")
+                message = f"{made}: cannot be converted: {failed[0]}{failed[1]}"
+                if machine is None or machine in refused:
+                    raise PluginError(message)
+                # The copy's fault, or the source's (or this environment's)? The source alone, without
+                # outputs, tells: if it is refused too, nothing else can be shown.
+                bare = attempt(lesson_outputs.dumps(lesson_outputs.strip_outputs(lesson_outputs.read_notebook(source))))
+                if bare is not None:
+                    raise PluginError(f"{source}: cannot be converted: {bare[0]}{bare[1]}")
                 # As a damaged copy: a warning (a strict build fails), and the page shows the next choice.
                 sitesetup.warn(log, message)
-                refused[machine] = f"the notebook converter refused it ({why}{where})"
-                page.markdown = self._chosen(page, Path(original.abs_src_path), refused)
+                refused[machine] = _no_paths(f"the notebook converter refused it{failed[1]}: {failed[0]}")
+                page.markdown = self._chosen(page, source, refused)
 
         page.render = render
         return page

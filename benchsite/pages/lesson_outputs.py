@@ -200,16 +200,16 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
                 notes.append(f"<code>{html.escape(machine)}</code> has no executed copy "
                              f"(<code>make lesson</code> there writes one)")
             continue
+        whose = f"The copy from <code>{html.escape(machine)}</code> ({_role(machine, preferred, reference)})"
         if machine in refused:
-            notes.append(f"The copy from <code>{html.escape(machine)}</code> cannot be shown: "
-                         f"{html.escape(refused[machine])}.")
+            notes.append(f"{whose} cannot be shown: {html.escape(refused[machine])}.")
             continue
         try:
             executed = read_executed(path)
         except Damaged as err:
             problems.append(str(err))
             why = str(err).replace(str(path), f"{results.name}/{machine}/{LESSONS_DIR}/{name}")  # no host paths
-            notes.append(f"The copy from <code>{html.escape(machine)}</code> cannot be shown: {html.escape(why)}.")
+            notes.append(f"{whose} cannot be shown: {html.escape(why)}.")
             continue
         if code_digest(executed) == digest:
             return Choice(_with_note(merge(source, executed), machine, True, notes, preferred, reference),
@@ -245,8 +245,9 @@ def note_html(machine: str | None, current: bool, notes: list[str], preferred: s
         head = (f"Outputs on this page: executed on <strong><code>{html.escape(machine)}</code></strong>"
                 f"{smoke} ({_role(machine, preferred, reference)}{when}).")
         if not current:
-            head += (" <strong>These outputs come from an earlier version of this notebook's code</strong>: "
-                     "the code cells shown with them are that version's.")
+            head += (" <strong>These outputs come from an earlier version of this notebook</strong>: the page "
+                     "shows that version as it ran, its text as well as its code cells, not today's (the "
+                     "notebook it links for download is today's).")
         head += " Every number below comes from that run."
     body = "".join(f"<li>{n}</li>" for n in notes)
     more = f"<ul>{body}</ul>" if body else ""
