@@ -87,7 +87,7 @@ def test_results_of_the_earlier_script_are_current_only_through_the_ledger(tmp_p
                            "bench_scripts/x.py,aaa,bbb,caption\nbench_scripts/x.py,bbb,ccc,caption again\n"
                            "bench_scripts/y.py,zzz,ccc,another script\n")
     aliases = caption_aliases("bench_scripts/x.py", "ccc", ledger_file)
-    assert aliases == {"aaa", "bbb"}
+    assert aliases == ("aaa", "bbb")  # sorted: the same in every process
     frame = pd.DataFrame({"script_sha256": ["aaa", "aaa"], "harness_sha256": ["h", "h"]})
     assert stale_reason(frame, CodeHash("ccc", "h", aliases)) == ""
     assert stale_reason(frame, CodeHash("ccc", "h")) == "the script changed after these results were recorded"

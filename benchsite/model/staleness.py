@@ -29,10 +29,12 @@ CAPTION_EDITS = Path(__file__).with_name("caption_edits.csv")
 class CodeHash:
     script: str
     harness: str
-    script_aliases: frozenset[str] = frozenset()  # earlier hashes of the script, its prose edited since
+    # Earlier hashes of the script, its prose edited since: sorted, so that the repr the build's cache
+    # keys hold is the same in every process (a set's order follows the process's string hashing).
+    script_aliases: tuple[str, ...] = ()
 
 
-def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS) -> frozenset[str]:
+def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS) -> tuple[str, ...]:
     """The script hashes that differ from ``current`` only by prose edits (followed back through
     several edits), from the ledger."""
     with ledger.open(newline="", encoding="utf-8") as fh:
@@ -42,7 +44,7 @@ def caption_aliases(script_rel: str, current: str, ledger: Path = CAPTION_EDITS)
         older = {r["measured_sha256"] for r in rows if r["current_sha256"] in frontier} - found
         found |= older
         frontier = older
-    return frozenset(found)
+    return tuple(sorted(found))
 
 
 def code_hash(script: Path, script_rel: str, harness: str, has_script: bool = True) -> CodeHash:
