@@ -196,3 +196,18 @@ def test_a_job_key_is_the_same_in_every_process():
                            check=True, env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout
             for seed in range(6)}
     assert len(keys) == 1, keys
+
+
+@pytest.mark.slow
+def test_a_second_build_in_another_process_has_nothing_left_to_warm(built_site, tmp_path):
+    """The committed results built again with the session's cache, on two workers and with another
+    string hashing than the first build's: every job of every warming step was done by that build.
+    (A key holding a set's repr fails this about every other time; the test above tries six seeds.)"""
+    from conftest import committed_build
+
+    proc = build_site(tmp_path / "site", extra_env={"BENCH_CACHE": str(committed_build()[2]), "BENCH_JOBS": "2",
+                                                    "PYTHONHASHSEED": "20261207"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = re.findall(r"bench: warmed ([a-z ]+): (\d+) of (\d+) jobs", proc.stderr)
+    assert [what for what, _, _ in steps] == ["results files", "figure x machine pairs", "pages", "written pages"]
+    assert [int(ran) for _, ran, _ in steps] == [0, 0, 0, 0], steps
