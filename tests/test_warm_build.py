@@ -175,26 +175,26 @@ def test_a_build_on_two_workers_writes_what_one_process_writes():
 
 # Every figure x machine pair's job key, for the committed results (what a warm build looks up).
 _PAIR_KEYS = """
-import hashlib, sys, tempfile
+import hashlib, sys
 from pathlib import Path
 from benchsite.build import plugin
 from benchsite.model.catalog import Catalog
-cat = Catalog.build(Path(sys.argv[1]), cache=Path(tempfile.mkdtemp()))
+cat = Catalog.build(Path(sys.argv[1]), cache=Path(sys.argv[2]))
 print(hashlib.sha256("\\n".join(plugin._pair_key(cat, f, m) for f, m in sorted(cat.frames)).encode()).hexdigest())
 """
 
 
 @pytest.mark.slow
-def test_a_job_key_is_the_same_in_every_process():
+def test_a_job_key_is_the_same_in_every_process(tmp_path):
     """Each build is a new process with its own string hashing (PYTHONHASHSEED): a key that held a
     set's repr (a script's two earlier hashes, after two prose edits) changed from build to build, and
     a warm build of a hundred machine folders made one figure's pairs and pages again."""
     import subprocess
     import sys
 
-    keys = {subprocess.run([sys.executable, "-c", _PAIR_KEYS, str(REPO / "results")], capture_output=True, text=True,
-                           check=True, env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout
-            for seed in range(6)}
+    command = [sys.executable, "-c", _PAIR_KEYS, str(REPO / "results"), str(tmp_path)]  # one cache, read back
+    keys = {subprocess.run(command, capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout for seed in range(6)}
     assert len(keys) == 1, keys
 
 
