@@ -255,12 +255,10 @@ def test_a_source_nbconvert_refuses_stops_the_build_naming_it(tree, monkeypatch,
 
 
 def test_a_page_names_no_host_path():
-    from benchsite.build.lesson_plugin import _no_paths
-
-    said = _no_paths("FileNotFoundError: [Errno 2] No such file: '/home/me/site/.cache/bench/lesson/f1.ipynb' (x)")
+    said = lo.no_paths("FileNotFoundError: [Errno 2] No such file: '/home/me/site/.cache/bench/lesson/f1.ipynb' (x)")
     assert said == "FileNotFoundError: [Errno 2] No such file: 'f1.ipynb' (x)"
     kept = "-1 is not of type 'object' (cell 15, code cell 7['outputs'][0]['metadata']) at 1/2"
-    assert _no_paths(kept) == kept
+    assert lo.no_paths(kept) == kept
 
 
 def test_an_error_output_makes_a_copy_damaged(tree):

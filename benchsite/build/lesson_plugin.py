@@ -119,11 +119,6 @@ def _where(err: Exception, text: str) -> str:
     return f" (cell {len(cells)}{f', code cell {code}' if kind == 'code' else f', a {kind} cell'}{found.group(2)})"
 
 
-def _no_paths(text: str) -> str:
-    """``text`` with each absolute path cut to its file's name: what a page may say (no host paths)."""
-    return re.sub(r"(?<![\w.])/(?:[^\s'\"():,/]+/)+([^\s'\"():,/]+)", r"\1", text)
-
-
 class Plugin(JupyterPlugin):
     """mkdocs-jupyter, rendering a lesson with the outputs of one machine's executed copy.
 
@@ -220,7 +215,7 @@ class Plugin(JupyterPlugin):
                     raise PluginError(f"{source}: cannot be converted: {bare[0]}{bare[1]}")
                 # As a damaged copy: a warning (a strict build fails), and the page shows the next choice.
                 sitesetup.warn(log, message)
-                refused[machine] = _no_paths(f"the notebook converter refused it{failed[1]}: {failed[0]}")
+                refused[machine] = f"the notebook converter refused it{failed[1]}: {failed[0]}"
                 page.markdown = self._chosen(page, source, refused)
 
         page.render = render

@@ -34,6 +34,7 @@ import copy
 import hashlib
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,6 +172,12 @@ class Choice:
     stale: list[str] = field(default_factory=list)  # only older code's outputs to show
 
 
+def no_paths(text: str) -> str:
+    """``text`` with each absolute path cut to its file's name: what the page's note may say of a
+    reason it did not write (no host paths)."""
+    return re.sub(r"(?<![\w.])/(?:[^\s'\"():,/]+/)+([^\s'\"():,/]+)", r"\1", text)
+
+
 def _role(machine: str, preferred: str | None, reference: str | None) -> str:
     if machine == reference and machine == preferred:
         return "the site's reference machine, whose numbers the prose quotes"
@@ -202,7 +209,7 @@ def choose(source_path: Path, results: Path, preferred: str | None, reference: s
             continue
         whose = f"The copy from <code>{html.escape(machine)}</code> ({_role(machine, preferred, reference)})"
         if machine in refused:
-            notes.append(f"{whose} cannot be shown: {html.escape(refused[machine])}.")
+            notes.append(f"{whose} cannot be shown: {html.escape(no_paths(refused[machine]))}.")
             continue
         try:
             executed = read_executed(path)
